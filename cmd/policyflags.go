@@ -1,0 +1,73 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fence-sandbox/fence/policy"
+)
+
+// policyFlags are the flags that choose the policy; every command that
+// loads one shares them.
+type policyFlags struct {
+	settings string
+	template string
+	debug    bool
+	stderr   io.Writer
+}
+
+func (p *policyFlags) register(c *cobra.Command) {
+	f := c.PersistentFlags()
+	f.StringVarP(&p.settings, "settings", "s", "", "use this config file instead of looking for one")
+	f.StringVarP(&p.template, "template", "t", "", "use this builtin template instead of looking for a config (see \"fence templates\")")
+	f.BoolVarP(&p.debug, "debug", "d", false, "print what fence does and why")
+}
+
+// options says where to look for config, from the flags and environment.
+func (p *policyFlags) options() (policy.Options, error) {
+	if p.settings != "" && p.template != "" {
+		return policy.Options{}, errors.New("give --settings or --template, not both")
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return policy.Options{}, fmt.Errorf("get working directory: %w", err)
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return policy.Options{}, fmt.Errorf("find home directory: %w", err)
+	}
+	config := os.Getenv("XDG_CONFIG_HOME")
+	if !filepath.IsAbs(config) {
+		config = filepath.Join(home, ".config")
+	}
+	return policy.Options{
+		Settings:      p.settings,
+		Template:      p.template,
+		Dir:           dir,
+		Home:          home,
+		UserConfigDir: filepath.Join(config, "fence"),
+	}, nil
+}
+
+// load finds, validates and merges the policy.
+func (p *policyFlags) load() (*policy.Resolved, policy.Options, error) {
+	opts, err := p.options()
+	if err != nil {
+		return nil, opts, err
+	}
+	res, err := policy.Load(opts)
+	if err != nil {
+		return nil, opts, err
+	}
+	if p.debug {
+		for _, s := range res.Chain {
+			fmt.Fprintf(p.stderr, "fence: debug: config: %s\n", s.Label())
+		}
+	}
+	return res, opts, nil
+}

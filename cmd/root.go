@@ -1,0 +1,102 @@
+// Package cmd holds fence's command-line interface: one cobra command per
+// file, each parsing its flags into an options struct and calling into
+// policy or sandbox. It is the only package that prints.
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fence-sandbox/fence/sandbox"
+)
+
+// Execute runs fence with the process arguments and exits with its status.
+func Execute() {
+	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Main runs fence with args and returns the exit status.
+func Main(args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	return report(root.Execute(), stderr)
+}
+
+// exitError ends fence with a status other than 125; msg may be empty when
+// everything was already said.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func report(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintf(stderr, "fence: %s\n", ee.msg)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "fence: error: %v\n", err)
+	return sandbox.ExitFenceError
+}
+
+type runOptions struct {
+	policy  *policyFlags
+	shell   string   // -c
+	monitor bool     // -m
+	ports   []string // -p
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &runOptions{policy: &policyFlags{stderr: stderr}}
+	root := &cobra.Command{
+		Use:   "fence [flags] -- command [args...]\n  fence [flags] -c 'shell string'",
+		Short: "Run a command inside a kernel-enforced sandbox",
+		Long: "fence runs a command inside a sandbox described by a fence.jsonc policy.\n" +
+			"Run \"fence config show\" to see the policy that applies here.",
+		Version:       version(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.ArbitraryArgs,
+		RunE:          func(c *cobra.Command, args []string) error { return o.run(args) },
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetVersionTemplate("fence {{.Version}}\n")
+	root.Flags().SetInterspersed(false) // flags after the command belong to it
+	o.policy.register(root)
+	f := root.Flags()
+	f.StringVarP(&o.shell, "command", "c", "", "run this string through a shell inside the sandbox")
+	f.BoolVarP(&o.monitor, "monitor", "m", false, "report what the sandbox denies while the command runs")
+	f.StringArrayVarP(&o.ports, "port", "p", nil, "expose a sandbox port on the host loopback, as [ADDR:]PORT (repeatable)")
+	root.AddCommand(newConfigCmd(o.policy, stdout, stderr), newTemplatesCmd(stdout))
+	return root
+}
+
+func (o *runOptions) run(args []string) error {
+	switch {
+	case o.shell == "" && len(args) == 0:
+		return errors.New("no command given: use \"fence -- command args\" or \"fence -c 'shell string'\"")
+	case o.shell != "" && len(args) > 0:
+		return errors.New("give either -c 'shell string' or a command after --, not both")
+	}
+	if _, _, err := o.policy.load(); err != nil {
+		return err
+	}
+	what := strings.Join(args, " ")
+	if o.shell != "" {
+		what = o.shell
+	}
+	return fmt.Errorf("refusing to run %q: this build of fence has no sandbox backend yet, and fence never runs a command unsandboxed", what)
+}

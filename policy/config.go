@@ -1,0 +1,86 @@
+package policy
+
+// Config is one fence.jsonc file as written, or the resolved result of
+// merging a chain of them. Its JSON form is the `fence config show`
+// contract: fields that are empty, false or zero are omitted, so an empty
+// Config prints as {}. Nullable booleans are pointers and print when set.
+//
+// The json tag names double as the config keys the loader accepts; a key
+// that matches no tag is an error.
+type Config struct {
+	Schema     string     `json:"$schema,omitempty"`
+	Extends    string     `json:"extends,omitempty"`
+	AllowPty   bool       `json:"allowPty,omitempty"`
+	Network    Network    `json:"network,omitzero"`
+	Filesystem Filesystem `json:"filesystem,omitzero"`
+	Devices    Devices    `json:"devices,omitzero"`
+	Command    Command    `json:"command,omitzero"`
+	SSH        SSH        `json:"ssh,omitzero"`
+	MacOS      MacOS      `json:"macos,omitzero"`
+}
+
+// Network says which domains and local endpoints the sandbox may reach.
+type Network struct {
+	AllowedDomains      []string `json:"allowedDomains,omitempty"`
+	DeniedDomains       []string `json:"deniedDomains,omitempty"`
+	AllowUnixSockets    []string `json:"allowUnixSockets,omitempty"`
+	AllowAllUnixSockets bool     `json:"allowAllUnixSockets,omitempty"`
+	AllowLocalBinding   bool     `json:"allowLocalBinding,omitempty"`
+	// AllowLocalOutbound nil means "same as AllowLocalBinding".
+	AllowLocalOutbound      *bool `json:"allowLocalOutbound,omitempty"`
+	AllowLocalOutboundPorts []int `json:"allowLocalOutboundPorts,omitempty"`
+	HTTPProxyPort           int   `json:"httpProxyPort,omitempty"`
+	SocksProxyPort          int   `json:"socksProxyPort,omitempty"`
+}
+
+// Filesystem says what may be read, executed and written.
+type Filesystem struct {
+	AllowRead       []string `json:"allowRead,omitempty"`
+	AllowExecute    []string `json:"allowExecute,omitempty"`
+	DenyRead        []string `json:"denyRead,omitempty"`
+	AllowWrite      []string `json:"allowWrite,omitempty"`
+	DenyWrite       []string `json:"denyWrite,omitempty"`
+	DefaultDenyRead bool     `json:"defaultDenyRead,omitempty"`
+	// StrictDenyRead implies DefaultDenyRead and also drops the system paths.
+	StrictDenyRead bool `json:"strictDenyRead,omitempty"`
+	AllowGitConfig bool `json:"allowGitConfig,omitempty"`
+}
+
+// Devices says which /dev entries exist inside the sandbox.
+type Devices struct {
+	// Mode is "auto", "minimal" or "host"; empty means auto.
+	Mode  string   `json:"mode,omitempty"`
+	Allow []string `json:"allow,omitempty"`
+}
+
+// Command holds the command-line deny and allow rules.
+type Command struct {
+	Deny  []string `json:"deny,omitempty"`
+	Allow []string `json:"allow,omitempty"`
+	// UseDefaults nil means true: the built-in deny list applies.
+	UseDefaults *bool `json:"useDefaults,omitempty"`
+}
+
+// SSH holds the rules for ssh connections made inside the sandbox.
+type SSH struct {
+	AllowedHosts     []string `json:"allowedHosts,omitempty"`
+	DeniedHosts      []string `json:"deniedHosts,omitempty"`
+	AllowedCommands  []string `json:"allowedCommands,omitempty"`
+	DeniedCommands   []string `json:"deniedCommands,omitempty"`
+	AllowAllCommands bool     `json:"allowAllCommands,omitempty"`
+	InheritDeny      bool     `json:"inheritDeny,omitempty"`
+}
+
+// MacOS holds settings that only the Seatbelt backend uses.
+type MacOS struct {
+	Mach Mach `json:"mach,omitzero"`
+}
+
+// Mach lists the Mach services the sandbox may look up or register.
+type Mach struct {
+	Lookup   []string `json:"lookup,omitempty"`
+	Register []string `json:"register,omitempty"`
+}
+
+// DeviceModes are the accepted values of devices.mode.
+var DeviceModes = []string{"auto", "minimal", "host"}

@@ -1,0 +1,140 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Warning is one lint finding: a policy that loads but probably does not
+// mean what its author thinks.
+type Warning struct {
+	Check string // short name of the check, such as "broad-allow"
+	Key   string // the config key, when the finding is about one rule
+	Value string // the rule, when there is one
+	Where string // where the rule was written, when known
+	Msg   string
+}
+
+func (w Warning) String() string {
+	s := w.Msg
+	if w.Key != "" {
+		s = fmt.Sprintf("%s %q: %s", w.Key, w.Value, w.Msg)
+	}
+	if w.Where != "" {
+		s += " (" + w.Where + ")"
+	}
+	return s
+}
+
+// CanarySecrets are files that no sensible policy lets a sandbox read or write.
+var CanarySecrets = []string{"~/.ssh/id_rsa", "~/.aws/credentials", "/etc/shadow"}
+
+// Lint checks a resolved policy as seen from working directory dir by a
+// user whose home is home.
+func Lint(r *Resolved, dir, home string) []Warning {
+	l := linter{r: r, dir: dir, home: home}
+	if path.Clean(dir) == path.Clean(home) {
+		l.add(Warning{Check: "home-workspace", Msg: "the working directory is your home directory, so \".\" in a rule means all of it: run fence from the project directory"})
+	}
+	fs := r.Config.Filesystem
+	for _, key := range []string{"filesystem.allowRead", "filesystem.allowWrite"} {
+		for _, p := range l.list(key) {
+			if isTopLevel(p) {
+				l.rule("broad-allow", key, p, "opens the whole filesystem: list the directories the command needs")
+			}
+		}
+	}
+	for _, key := range []string{"filesystem.allowRead", "filesystem.allowExecute", "filesystem.allowWrite", "filesystem.denyRead", "filesystem.denyWrite"} {
+		for _, p := range l.list(key) {
+			l.globShape(key, p)
+		}
+	}
+	for _, c := range CanarySecrets {
+		secret := Expand(c, dir, home)
+		if rule, key := l.allows(secret, fs.AllowRead, fs.AllowExecute, fs.AllowWrite); rule != "" && !l.denied(secret, fs.DenyRead) {
+			l.rule("secret-readable", key, rule, fmt.Sprintf("makes the secret %s readable: narrow the rule or add %q to filesystem.denyRead", c, c))
+		}
+		if rule, _ := l.allows(secret, nil, nil, fs.AllowWrite); rule != "" && !l.denied(secret, fs.DenyRead, fs.DenyWrite) {
+			l.rule("secret-writable", "filesystem.allowWrite", rule, fmt.Sprintf("makes the secret %s writable: narrow the rule or add %q to filesystem.denyWrite", c, c))
+		}
+	}
+	for _, f := range r.Files {
+		if rule, _ := l.allows(f, nil, nil, fs.AllowWrite); rule != "" {
+			l.rule("config-writable", "filesystem.allowWrite", rule, fmt.Sprintf("covers the config file %s: fence keeps config files read-only anyway, so narrow the rule", f))
+		}
+	}
+	return l.out
+}
+
+type linter struct {
+	r         *Resolved
+	dir, home string
+	out       []Warning
+}
+
+func (l *linter) add(w Warning) { l.out = append(l.out, w) }
+
+func (l *linter) rule(check, key, value, msg string) {
+	w := Warning{Check: check, Key: key, Value: value, Msg: msg}
+	if o, ok := l.r.Origin(key, value); ok {
+		w.Where = o.String()
+	}
+	l.add(w)
+}
+
+func (l *linter) list(key string) []string {
+	var out []string
+	forEachList(&l.r.Config, func(k string, v []string) {
+		if k == key {
+			out = v
+		}
+	})
+	return out
+}
+
+func (l *linter) globShape(key, p string) {
+	if strings.Contains(p, "{") && strings.Contains(p, "}") {
+		l.rule("brace-glob", key, p, "brace alternatives {a,b} are not supported by the matcher: write one entry per alternative")
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if strings.Contains(seg, "**") && seg != "**" {
+			l.rule("bare-doublestar", key, p, fmt.Sprintf("\"**\" spans directories only as a whole path segment; %q matches within one name, like \"*\": write \"**/\" on its own", seg))
+			return
+		}
+	}
+}
+
+// allows returns the first allow rule, and its key, that covers p.
+func (l *linter) allows(p string, read, exec, write []string) (rule, key string) {
+	for _, g := range []struct {
+		key   string
+		rules []string
+	}{{"filesystem.allowRead", read}, {"filesystem.allowExecute", exec}, {"filesystem.allowWrite", write}} {
+		for _, r := range g.rules {
+			if Covers(Expand(r, l.dir, l.home), p, false) {
+				return r, g.key
+			}
+		}
+	}
+	return "", ""
+}
+
+func (l *linter) denied(p string, lists ...[]string) bool {
+	for _, rules := range lists {
+		for _, r := range rules {
+			if Covers(Expand(r, l.dir, l.home), p, true) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isTopLevel(p string) bool {
+	switch strings.TrimRight(p, "/") {
+	case "", "/**", "**", "/*", "**/*", "/**/*":
+		return true
+	}
+	return false
+}

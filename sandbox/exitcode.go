@@ -1,0 +1,8 @@
+package sandbox
+
+// ExitFenceError is fence's exit code when fence itself fails before the
+// command starts: a bad config, a bad flag, a sandbox it cannot build.
+// Otherwise fence exits with the command's own status (126 when the command
+// cannot be executed, 127 when it is not found, 128+N when it is killed by
+// signal N).
+const ExitFenceError = 125

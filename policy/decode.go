@@ -86,15 +86,15 @@ func (d *decoder) decode(v *hujson.Value, rv reflect.Value, key string) error {
 		return d.decodeObject(v, rv, key)
 	case reflect.Slice:
 		return d.decodeArray(v, rv, key)
-	case reflect.Pointer:
+	case reflect.Pointer: // only nullable scalars are pointers
 		elem := reflect.New(rv.Type().Elem())
-		if err := d.decode(v, elem.Elem(), key); err != nil {
+		if err := d.decodeLiteral(v, elem.Elem(), key, kindName(rv.Type())); err != nil {
 			return err
 		}
 		rv.Set(elem)
 		return nil
 	default:
-		return d.decodeLiteral(v, rv, key)
+		return d.decodeLiteral(v, rv, key, kindName(rv.Type()))
 	}
 }
 
@@ -127,7 +127,7 @@ func (d *decoder) decodeObject(v *hujson.Value, rv reflect.Value, key string) er
 func (d *decoder) decodeArray(v *hujson.Value, rv reflect.Value, key string) error {
 	arr, ok := v.Value.(*hujson.Array)
 	if !ok {
-		return d.fail(v, key, "want an array of %s, got %s", kindName(rv.Type().Elem()), describe(v))
+		return d.fail(v, key, "want %s, got %s", kindName(rv.Type()), describe(v))
 	}
 	out := reflect.MakeSlice(rv.Type(), len(arr.Elements), len(arr.Elements))
 	for i := range arr.Elements {
@@ -148,9 +148,8 @@ func (d *decoder) decodeElem(v *hujson.Value, rv reflect.Value, key string) erro
 	return d.decode(v, rv, key)
 }
 
-func (d *decoder) decodeLiteral(v *hujson.Value, rv reflect.Value, key string) error {
+func (d *decoder) decodeLiteral(v *hujson.Value, rv reflect.Value, key, want string) error {
 	lit, ok := v.Value.(hujson.Literal)
-	want := kindName(rv.Type())
 	if !ok {
 		return d.fail(v, key, "want %s, got %s", want, describe(v))
 	}
@@ -247,7 +246,10 @@ func kindName(t reflect.Type) string {
 	case reflect.Int:
 		return "a whole number"
 	case reflect.Slice:
-		return "an array"
+		if t.Elem().Kind() == reflect.Int {
+			return "an array of whole numbers"
+		}
+		return "an array of strings"
 	case reflect.Pointer:
 		return kindName(t.Elem()) + " or null"
 	default:

@@ -52,7 +52,9 @@ func Lint(r *Resolved, dir, home string) []Warning {
 	}
 	for _, c := range CanarySecrets {
 		secret := Expand(c, dir, home)
-		if rule, key := l.allows(secret, fs.AllowRead, fs.AllowExecute, fs.AllowWrite); rule != "" && !l.denied(secret, fs.DenyRead) {
+		// Reads are open everywhere unless defaultDenyRead, so only then
+		// can an allow rule be what makes a secret readable.
+		if rule, key := l.allows(secret, fs.AllowRead, fs.AllowExecute, fs.AllowWrite); fs.DefaultDenyRead && rule != "" && !l.denied(secret, fs.DenyRead) {
 			l.rule("secret-readable", key, rule, fmt.Sprintf("makes the secret %s readable: narrow the rule or add %q to filesystem.denyRead", c, c))
 		}
 		if rule, _ := l.allows(secret, nil, nil, fs.AllowWrite); rule != "" && !l.denied(secret, fs.DenyRead, fs.DenyWrite) {
@@ -60,7 +62,11 @@ func Lint(r *Resolved, dir, home string) []Warning {
 		}
 	}
 	for _, f := range r.Files {
-		if rule, _ := l.allows(f, nil, nil, fs.AllowWrite); rule != "" {
+		// A workspace rule covering the project's own config is the common
+		// case, and fence write-protects that file anyway; a rule that
+		// reaches a config elsewhere (the user config, a shared base) or
+		// names the file itself is the mistake worth a warning.
+		if rule, _ := l.allows(f, nil, nil, fs.AllowWrite); rule != "" && !(Covers(dir, f, false) && Covers(Expand(rule, dir, home), dir, false)) {
 			l.rule("config-writable", "filesystem.allowWrite", rule, fmt.Sprintf("covers the config file %s: fence keeps config files read-only anyway, so narrow the rule", f))
 		}
 	}

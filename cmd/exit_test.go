@@ -1,0 +1,49 @@
+package cmd
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestExitCodes pins fence's own exit codes: 0 for success, 1 for lint
+// --strict findings, 125 for every fence error, including a refusal to run.
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("HOME", dir)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	files := map[string]string{
+		"broad.jsonc":  `{"filesystem": {"allowWrite": ["/"]}}`,
+		"broken.jsonc": `{"filesystem": {"allowWrite": "."}}`,
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		args []string
+		want int
+	}{
+		{[]string{"config", "show"}, 0},
+		{[]string{"config", "lint", "-s", "broad.jsonc"}, 0},
+		{[]string{"config", "lint", "--strict", "-s", "broad.jsonc"}, 1},
+		{[]string{"config", "lint", "--strict", "-s", "broken.jsonc"}, 125},
+		{[]string{"config", "show", "-s", "broken.jsonc"}, 125},
+		{[]string{"config", "show", "-s", "missing.jsonc"}, 125},
+		{[]string{"config", "show", "--no-such-flag"}, 125},
+		{[]string{"config", "show", "extra-arg"}, 125},
+		{[]string{"--", "true"}, 125},
+		{[]string{"-c", "true"}, 125},
+		{[]string{}, 125},
+		{[]string{"--version"}, 0},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		if got := Main(tt.args, &stdout, &stderr); got != tt.want {
+			t.Errorf("fence %q exited %d, want %d; stderr:\n%s", tt.args, got, tt.want, stderr.String())
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestLint(t *testing.T) {
+	const home, dir = "/home/u", "/home/u/proj"
+	tests := []struct {
+		name  string
+		dir   string
+		cfg   Config
+		files []string
+		want  []string // "check: text", in order
+	}{
+		{name: "clean", cfg: Config{Filesystem: Filesystem{AllowWrite: []string{".", "/tmp"}, DenyRead: []string{"~/.ssh"}}}},
+		{name: "home as workspace", dir: home,
+			want: []string{`home-workspace: the working directory is your home directory, so "." in a rule means all of it: run fence from the project directory`}},
+		{name: "top-level allow",
+			cfg: Config{Filesystem: Filesystem{AllowRead: []string{"/"}, AllowWrite: []string{"/**"}, DenyRead: []string{"/etc/shadow", "~/.ssh", "~/.aws"}, DenyWrite: []string{"~/.ssh", "~/.aws"}}},
+			want: []string{
+				`broad-allow: filesystem.allowRead "/": opens the whole filesystem: list the directories the command needs`,
+				`broad-allow: filesystem.allowWrite "/**": opens the whole filesystem: list the directories the command needs`,
+			},
+			files: []string{"/home/u/proj/fence.jsonc"}},
+		{name: "brace pattern",
+			cfg:  Config{Filesystem: Filesystem{DenyWrite: []string{"**/*.{pem,key}"}}},
+			want: []string{`brace-glob: filesystem.denyWrite "**/*.{pem,key}": brace alternatives {a,b} are not supported by the matcher: write one entry per alternative`}},
+		{name: "bare doublestar",
+			cfg: Config{Filesystem: Filesystem{DenyRead: []string{"**.env", "a/**/b", "src/**"}}},
+			want: []string{`bare-doublestar: filesystem.denyRead "**.env": "**" spans directories only as a whole path segment; "**.env" matches within one name, like "*": write "**/" on its own`}},
+		{name: "secret readable through a broad allow",
+			cfg: Config{Filesystem: Filesystem{DefaultDenyRead: true, AllowRead: []string{"~"}}},
+			want: []string{
+				`secret-readable: filesystem.allowRead "~": makes the secret ~/.ssh/id_rsa readable: narrow the rule or add "~/.ssh/id_rsa" to filesystem.denyRead`,
+				`secret-readable: filesystem.allowRead "~": makes the secret ~/.aws/credentials readable: narrow the rule or add "~/.aws/credentials" to filesystem.denyRead`,
+			}},
+		{name: "secret readable, but denied case-insensitively",
+			cfg: Config{Filesystem: Filesystem{AllowRead: []string{"~/.ssh"}, DenyRead: []string{"~/.SSH/ID_*"}}}},
+		{name: "secret writable",
+			cfg: Config{Filesystem: Filesystem{AllowWrite: []string{"~/.aws/**"}, DenyRead: []string{"~/.aws"}}},
+			want: []string{}}, // denyRead also protects from writing
+		{name: "secret writable, not denied",
+			cfg: Config{Filesystem: Filesystem{AllowWrite: []string{"/etc"}}},
+			want: []string{
+				`secret-writable: filesystem.allowWrite "/etc": makes the secret /etc/shadow writable: narrow the rule or add "/etc/shadow" to filesystem.denyWrite`,
+			}},
+		{name: "secret readable through allowWrite under defaultDenyRead",
+			cfg: Config{Filesystem: Filesystem{DefaultDenyRead: true, AllowWrite: []string{"/etc"}, DenyWrite: []string{"/etc/shadow"}}},
+			want: []string{`secret-readable: filesystem.allowWrite "/etc": makes the secret /etc/shadow readable: narrow the rule or add "/etc/shadow" to filesystem.denyRead`}},
+		{name: "workspace rule over the project config",
+			cfg:   Config{Filesystem: Filesystem{AllowWrite: []string{"."}}},
+			files: []string{"/home/u/proj/fence.jsonc"}},
+		{name: "rule naming the project config",
+			cfg:   Config{Filesystem: Filesystem{AllowWrite: []string{"./fence.jsonc"}}},
+			files: []string{"/home/u/proj/fence.jsonc"},
+			want:  []string{`config-writable: filesystem.allowWrite "./fence.jsonc": covers the config file /home/u/proj/fence.jsonc: fence keeps config files read-only anyway, so narrow the rule`}},
+		{name: "home rule over the user config",
+			cfg:   Config{Filesystem: Filesystem{AllowWrite: []string{"~"}, DenyWrite: []string{"~/.ssh", "~/.aws"}}},
+			files: []string{"/home/u/proj/fence.jsonc", "/home/u/.config/fence/fence.jsonc"},
+			want:  []string{`config-writable: filesystem.allowWrite "~": covers the config file /home/u/.config/fence/fence.jsonc: fence keeps config files read-only anyway, so narrow the rule`}},
+		{name: "config file writable",
+			cfg:   Config{Filesystem: Filesystem{AllowWrite: []string{"~/.config"}}},
+			files: []string{"/home/u/.config/fence/fence.jsonc"},
+			want:  []string{`config-writable: filesystem.allowWrite "~/.config": covers the config file /home/u/.config/fence/fence.jsonc: fence keeps config files read-only anyway, so narrow the rule`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := tt.dir
+			if d == "" {
+				d = dir
+			}
+			r := &Resolved{Config: tt.cfg, Files: tt.files}
+			var got []string
+			for _, w := range Lint(r, d, home) {
+				got = append(got, w.Check+": "+w.String())
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("Lint =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tt.want, "\n  "))
+			}
+		})
+	}
+}
+
+func TestLintNamesWhereTheRuleIs(t *testing.T) {
+	o := tree(t, map[string]string{"work/fence.jsonc": "{\n  \"filesystem\": {\"allowWrite\": [\"/\"]}}"})
+	r, err := Load(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := Lint(r, o.Dir, o.Home)
+	if len(ws) == 0 || ws[0].Where != "project config: "+o.Dir+"/fence.jsonc:2:33" {
+		t.Fatalf("Lint = %+v, want the first warning at project config line 2", ws)
+	}
+}
+
+func TestCovers(t *testing.T) {
+	tests := []struct {
+		pattern, path string
+		fold, want    bool
+	}{
+		{"/home/u/.ssh", "/home/u/.ssh/id_rsa", false, true},
+		{"/home/u/.ssh/id_*", "/home/u/.ssh/id_rsa", false, true},
+		{"/home/u/.ssh/id_*", "/home/u/.ssh/known_hosts", false, false},
+		{"/w/**/.env", "/w/a/b/.env", false, true},
+		{"/w/**/.env", "/w/.env", false, true},
+		{"/w/**/*.pem", "/w/x/SERVER.PEM", false, false},
+		{"/w/**/*.pem", "/w/x/SERVER.PEM", true, true},
+		{"/", "/etc/shadow", false, true},
+		{"/etc", "/etcetera", false, false},
+	}
+	for _, tt := range tests {
+		if got := Covers(tt.pattern, tt.path, tt.fold); got != tt.want {
+			t.Errorf("Covers(%q, %q, %v) = %v, want %v", tt.pattern, tt.path, tt.fold, got, tt.want)
+		}
+	}
+}
+
+func TestExpand(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"~", "/h"}, {"~/x", "/h/x"}, {".", "/w"}, {"src/**", "/w/src/**"}, {"/a/../b", "/b"}, {"**/.env", "/w/**/.env"},
+	}
+	for _, tt := range tests {
+		if got := Expand(tt.in, "/w", "/h"); got != tt.want {
+			t.Errorf("Expand(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

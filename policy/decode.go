@@ -28,12 +28,12 @@ func (p *parsed) errorf(key, format string, args ...any) error {
 // rejecting unknown keys, duplicate keys and values of the wrong type.
 func parse(file string, src []byte) (*parsed, error) {
 	p := &parsed{file: file, pos: map[string]Pos{}}
-	if isBlank(src) {
-		p.empty = true
-		return p, nil
-	}
 	v, err := hujson.Parse(src)
 	if err != nil {
+		if isBlank(src) {
+			p.empty = true
+			return p, nil
+		}
 		return nil, syntaxError(file, err)
 	}
 	d := decoder{p: p, src: src}

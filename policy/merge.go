@@ -29,7 +29,14 @@ func mergeInto(dst, src reflect.Value) {
 			mergeInto(dst.Field(i), src.Field(i))
 		}
 	case reflect.Slice:
-		dst.Set(appendUnique(dst, src))
+		switch d := dst.Addr().Interface().(type) {
+		case *[]string:
+			*d = appendUnique(*d, src.Interface().([]string))
+		case *[]int:
+			*d = appendUnique(*d, src.Interface().([]int))
+		default:
+			panic("policy: BUG: Merge does not handle " + dst.Type().String())
+		}
 	case reflect.Bool:
 		dst.SetBool(dst.Bool() || src.Bool())
 	case reflect.Pointer:
@@ -51,20 +58,21 @@ func mergeInto(dst, src reflect.Value) {
 	}
 }
 
-func appendUnique(a, b reflect.Value) reflect.Value {
-	out := reflect.MakeSlice(a.Type(), 0, a.Len()+b.Len())
-	seen := map[any]bool{}
-	for _, s := range []reflect.Value{a, b} {
-		for i := range s.Len() {
-			e := s.Index(i)
-			if !seen[e.Interface()] {
-				seen[e.Interface()] = true
-				out = reflect.Append(out, e)
+// appendUnique returns a followed by the elements of b, without repeats,
+// in a new slice; nil when there are none.
+func appendUnique[T comparable](a, b []T) []T {
+	if len(a)+len(b) == 0 {
+		return nil
+	}
+	out := make([]T, 0, len(a)+len(b))
+	seen := make(map[T]bool, len(a)+len(b))
+	for _, s := range [][]T{a, b} {
+		for _, e := range s {
+			if !seen[e] {
+				seen[e] = true
+				out = append(out, e)
 			}
 		}
-	}
-	if out.Len() == 0 {
-		return reflect.Zero(a.Type())
 	}
 	return out
 }

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# bench.sh: fence's benchmarks, runnable from a fresh clone.
+#
+#   scripts/bench.sh          # Go benchmarks, then whole-process timings
+#   RUNS=500 scripts/bench.sh
+#
+# Whole-process timings run the built binary the way an agent does, once
+# per command, and report the mean wall time per call.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${RUNS:-200}
+
+echo "== go benchmarks"
+go test ./... -run '^$' -bench . -benchmem
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+CGO_ENABLED=0 go build -trimpath -o "$work/fence" .
+mkdir -p "$work/home/.config/fence" "$work/repo/a/b"
+printf '{"extends": "code"}\n' >"$work/home/.config/fence/fence.jsonc"
+printf '{"extends": "@base", "filesystem": {"allowWrite": ["."]}}\n' >"$work/repo/fence.jsonc"
+
+# mean_ms CMD...: mean wall time of $runs runs of CMD, in milliseconds.
+mean_ms() {
+	local start end
+	start=$(date +%s%N)
+	for ((i = 0; i < runs; i++)); do "$@" >/dev/null 2>&1; done
+	end=$(date +%s%N)
+	awk -v ns=$((end - start)) -v n="$runs" 'BEGIN { printf "%.2f", ns / n / 1e6 }'
+}
+
+echo "== whole process, mean of $runs runs"
+cd "$work/repo/a/b"
+export HOME="$work/home" XDG_CONFIG_HOME=
+printf '%-52s %8s ms\n' "fence --version" "$(mean_ms "$work/fence" --version)"
+printf '%-52s %8s ms\n' "fence config show -t code" "$(mean_ms "$work/fence" config show -t code)"
+printf '%-52s %8s ms\n' "fence config show (project -> @base -> code chain)" "$(mean_ms "$work/fence" config show)"

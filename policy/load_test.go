@@ -10,7 +10,7 @@ import (
 
 // tree writes files (path relative to root -> content) and returns Options
 // rooted there: working directory root/work, home root/home.
-func tree(t *testing.T, files map[string]string) Options {
+func tree(t testing.TB, files map[string]string) Options {
 	t.Helper()
 	root := t.TempDir()
 	for name, content := range files {

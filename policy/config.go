@@ -17,6 +17,7 @@ type Config struct {
 	Command    Command    `json:"command,omitzero"`
 	SSH        SSH        `json:"ssh,omitzero"`
 	MacOS      MacOS      `json:"macos,omitzero"`
+	Env        EnvVars    `json:"env,omitzero"`
 }
 
 // Network says which domains and local endpoints the sandbox may reach.
@@ -80,6 +81,13 @@ type MacOS struct {
 type Mach struct {
 	Lookup   []string `json:"lookup,omitempty"`
 	Register []string `json:"register,omitempty"`
+}
+
+// EnvVars says which environment variables are kept from the command.
+// Deny and Allow hold names or globs such as "*_TOKEN"; Allow beats Deny.
+type EnvVars struct {
+	Deny  []string `json:"deny,omitempty"`
+	Allow []string `json:"allow,omitempty"`
 }
 
 // DeviceModes are the accepted values of devices.mode.

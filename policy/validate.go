@@ -37,6 +37,8 @@ func (p *parsed) validate() error {
 		{"ssh.deniedCommands", c.SSH.DeniedCommands, checkCommandRule},
 		{"macos.mach.lookup", c.MacOS.Mach.Lookup, checkMachName},
 		{"macos.mach.register", c.MacOS.Mach.Register, checkMachName},
+		{"env.deny", c.Env.Deny, checkEnvPattern},
+		{"env.allow", c.Env.Allow, checkEnvPattern},
 	}
 	for _, ch := range checks {
 		for i, v := range ch.list {
@@ -116,6 +118,16 @@ func checkDevicePath(p string) string {
 func checkCommandRule(r string) string {
 	if strings.TrimSpace(r) == "" {
 		return "is an empty rule: remove it"
+	}
+	return ""
+}
+
+func checkEnvPattern(p string) string {
+	if p == "" || strings.ContainsAny(p, "= \t\n") {
+		return "is not a variable name pattern: want a name or a glob such as \"*_TOKEN\""
+	}
+	if _, err := path.Match(p, ""); err != nil {
+		return "is not a valid glob: check its brackets"
 	}
 	return ""
 }

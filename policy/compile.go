@@ -1,0 +1,168 @@
+package policy
+
+import (
+	"path"
+	"slices"
+	"strings"
+)
+
+// Env is what Compile needs to know about where fence runs: the working
+// directory (the workspace), the user's home, and the config files that
+// produced the policy.
+type Env struct {
+	Dir           string
+	Home          string
+	UserConfigDir string
+	ConfigFiles   []string
+}
+
+// Rule is one path rule with its meaning fixed: Pattern is absolute, with
+// "~" and relative paths expanded; Glob says it holds glob characters;
+// Fold says it matches without regard to case (deny rules do). Origin
+// names the rule as the user wrote it, for messages.
+type Rule struct {
+	Pattern string `json:"pattern"`
+	Glob    bool   `json:"glob,omitempty"`
+	Fold    bool   `json:"fold,omitempty"`
+	Origin  string `json:"origin"`
+}
+
+// ReadMode says which paths are readable before denyRead applies.
+type ReadMode string
+
+// The read modes.
+const (
+	ReadOpen        ReadMode = "open"         // everything
+	ReadDefaultDeny ReadMode = "default-deny" // system paths, workspace, allow rules
+	ReadStrict      ReadMode = "strict"       // workspace and allow rules only
+)
+
+// Policy is a resolved Config compiled for one working directory: the
+// filesystem rules with their meaning fixed, ready for the sandbox to
+// match against the disk.
+type Policy struct {
+	Dir       string   `json:"dir"`
+	Home      string   `json:"home"`
+	ReadMode  ReadMode `json:"readMode"`
+	Read      []Rule   `json:"read,omitempty"`    // readable (and listable) trees
+	Execute   []Rule   `json:"execute,omitempty"` // readable and executable, not listable
+	Write     []Rule   `json:"write,omitempty"`
+	DenyRead  []Rule   `json:"denyRead,omitempty"`
+	DenyWrite []Rule   `json:"denyWrite,omitempty"` // includes the mandatory protections
+	// HostNetwork is true when allowedDomains holds "*".
+	HostNetwork bool     `json:"hostNetwork,omitempty"`
+	EnvDeny     []string `json:"envDeny,omitempty"`
+	EnvAllow    []string `json:"envAllow,omitempty"`
+	DeviceMode  string   `json:"deviceMode"`
+	DeviceAllow []string `json:"deviceAllow,omitempty"`
+	AllowPty    bool     `json:"allowPty,omitempty"`
+}
+
+// SystemReadPaths are readable under defaultDenyRead (not strictDenyRead).
+var SystemReadPaths = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix", "/snap", "/run", "/proc", "/sys", "/dev"}
+
+// ToolchainReadPaths are the language toolchain directories under $HOME
+// that are readable under defaultDenyRead.
+var ToolchainReadPaths = []string{"~/.cargo/bin", "~/.rustup", "~/go/bin", "~/.local/bin", "~/.pyenv", "~/.nvm", "~/.bun/bin", "~/.deno/bin", "~/.volta", "~/.sdkman", "~/.rbenv", "~/.asdf", "~/.local/share/mise"}
+
+// shellStartupFiles are write-protected in $HOME and the workspace.
+var shellStartupFiles = []string{".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".profile"}
+
+// workspaceProtected are write-protected in the workspace: files that
+// make tools run code or that change the policy of later runs.
+var workspaceProtected = []string{".git/hooks", ".gitmodules", ".mcp.json", ".vscode", ".idea", "fence.jsonc", "fence.json"}
+
+// Compile fixes the meaning of every rule of c for env: it expands "~" and
+// relative paths, adds the system paths for defaultDenyRead, and adds the
+// write protections no config can lift.
+func Compile(c Config, env Env) *Policy {
+	fs := c.Filesystem
+	p := &Policy{
+		Dir:         env.Dir,
+		Home:        env.Home,
+		ReadMode:    ReadOpen,
+		HostNetwork: slices.Contains(c.Network.AllowedDomains, "*"),
+		EnvDeny:     c.Env.Deny,
+		EnvAllow:    c.Env.Allow,
+		DeviceMode:  c.Devices.Mode,
+		DeviceAllow: c.Devices.Allow,
+		AllowPty:    c.AllowPty,
+	}
+	if p.DeviceMode == "" || p.DeviceMode == "auto" {
+		p.DeviceMode = "minimal"
+	}
+	exp := expander{env: env}
+	switch {
+	case fs.StrictDenyRead:
+		p.ReadMode = ReadStrict
+	case fs.DefaultDenyRead:
+		p.ReadMode = ReadDefaultDeny
+		p.Read = append(exp.rules(SystemReadPaths, "default-deny system path", false), exp.rules(ToolchainReadPaths, "default-deny toolchain path", false)...)
+	}
+	if p.ReadMode != ReadOpen {
+		p.Read = append(p.Read, exp.rule(".", "the working directory", false))
+		p.Read = append(p.Read, exp.rules(fs.AllowRead, "filesystem.allowRead", false)...)
+	}
+	p.Execute = exp.rules(fs.AllowExecute, "filesystem.allowExecute", false)
+	p.Write = exp.rules(fs.AllowWrite, "filesystem.allowWrite", false)
+	p.DenyRead = exp.rules(fs.DenyRead, "filesystem.denyRead", true)
+	p.DenyWrite = append(exp.rules(fs.DenyWrite, "filesystem.denyWrite", true), mandatoryDenyWrite(c, env, exp)...)
+	return p
+}
+
+func mandatoryDenyWrite(c Config, env Env, exp expander) []Rule {
+	var out []Rule
+	for _, dir := range []string{env.Home, env.Dir} {
+		for _, f := range shellStartupFiles {
+			out = append(out, exp.rule(path.Join(dir, f), "always protected: shell startup file", false))
+		}
+	}
+	for _, f := range workspaceProtected {
+		out = append(out, exp.rule(path.Join(env.Dir, f), "always protected: runs code or changes policy", false))
+	}
+	if !c.Filesystem.AllowGitConfig {
+		out = append(out, exp.rule(path.Join(env.Dir, ".git/config"), "always protected: .git/config (set filesystem.allowGitConfig to lift)", false))
+	}
+	for _, f := range env.ConfigFiles {
+		out = append(out, exp.rule(f, "always protected: config file in the chain", false))
+	}
+	if env.UserConfigDir != "" {
+		out = append(out, exp.rule(env.UserConfigDir, "always protected: the user config directory", false))
+	}
+	return dedupeRules(out)
+}
+
+type expander struct{ env Env }
+
+func (e expander) rule(pattern, origin string, fold bool) Rule {
+	abs := Expand(pattern, e.env.Dir, e.env.Home)
+	return Rule{Pattern: abs, Glob: hasGlob(abs), Fold: fold, Origin: origin}
+}
+
+func (e expander) rules(patterns []string, key string, fold bool) []Rule {
+	out := make([]Rule, 0, len(patterns))
+	for _, p := range patterns {
+		origin := key
+		if strings.Contains(key, ".") {
+			origin = key + " " + quote(p)
+		}
+		out = append(out, e.rule(p, origin, fold))
+	}
+	return out
+}
+
+func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
+
+func hasGlob(p string) bool { return strings.ContainsAny(p, "*?[{\\") }
+
+func dedupeRules(rules []Rule) []Rule {
+	seen := map[string]bool{}
+	out := rules[:0]
+	for _, r := range rules {
+		if !seen[r.Pattern] {
+			seen[r.Pattern] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}

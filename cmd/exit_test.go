@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// TestExitCodes pins fence's own exit codes: 0 for success, 1 for lint
-// --strict findings, 125 for every fence error, including a refusal to run.
+// TestExitCodes pins fence's exit codes: the command's own status, 128+N
+// for a signal, 126 and 127 as a shell's, 1 for lint --strict findings,
+// and 125 for every fence error.
 func TestExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
@@ -35,8 +36,12 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"config", "show", "-s", "missing.jsonc"}, 125},
 		{[]string{"config", "show", "--no-such-flag"}, 125},
 		{[]string{"config", "show", "extra-arg"}, 125},
-		{[]string{"--", "true"}, 125},
-		{[]string{"-c", "true"}, 125},
+		{[]string{"--", "true"}, 0},
+		{[]string{"--", "false"}, 1},
+		{[]string{"-c", "exit 42"}, 42},
+		{[]string{"-c", "kill -TERM $$"}, 128 + 15},
+		{[]string{"--", "no-such-command-anywhere"}, 127},
+		{[]string{"--", "/etc/hostname"}, 126},
 		{[]string{}, 125},
 		{[]string{"--version"}, 0},
 	}

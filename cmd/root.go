@@ -8,15 +8,21 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fence-sandbox/fence/linux"
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
 // Execute runs fence with the process arguments and exits with its status.
+// A process started as the sandbox init goes there before any flag parsing.
 func Execute() {
+	if linux.IsInit() {
+		linux.InitMain()
+	}
 	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -52,14 +58,16 @@ func report(err error, stderr io.Writer) int {
 }
 
 type runOptions struct {
-	policy  *policyFlags
-	shell   string   // -c
-	monitor bool     // -m
-	ports   []string // -p
+	policy   *policyFlags
+	shell    string   // -c
+	monitor  bool     // -m
+	ports    []string // -p
+	degraded string   // --degraded
+	stderr   io.Writer
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
-	o := &runOptions{policy: &policyFlags{stderr: stderr}}
+	o := &runOptions{policy: &policyFlags{stderr: stderr}, stderr: stderr}
 	root := &cobra.Command{
 		Use:   "fence [flags] -- command [args...]\n  fence [flags] -c 'shell string'",
 		Short: "Run a command inside a kernel-enforced sandbox",
@@ -80,23 +88,40 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVarP(&o.shell, "command", "c", "", "run this string through a shell inside the sandbox")
 	f.BoolVarP(&o.monitor, "monitor", "m", false, "report what the sandbox denies while the command runs")
 	f.StringArrayVarP(&o.ports, "port", "p", nil, "expose a sandbox port on the host loopback, as [ADDR:]PORT (repeatable)")
-	root.AddCommand(newConfigCmd(o.policy, stdout, stderr), newTemplatesCmd(stdout))
+	f.StringVar(&o.degraded, "degraded", "refuse", "when the kernel cannot enforce all of the policy: refuse, or warn and run")
+	root.AddCommand(newConfigCmd(o.policy, stdout, stderr), newTemplatesCmd(stdout), newPlanCmd(o.policy, stdout))
 	return root
 }
 
 func (o *runOptions) run(args []string) error {
-	switch {
-	case o.shell == "" && len(args) == 0:
+	if o.shell == "" && len(args) == 0 {
 		return errors.New("no command given: use \"fence -- command args\" or \"fence -c 'shell string'\"")
-	case o.shell != "" && len(args) > 0:
-		return errors.New("give either -c 'shell string' or a command after --, not both")
 	}
-	if _, _, err := o.policy.load(); err != nil {
+	if o.degraded != "refuse" && o.degraded != "warn" {
+		return fmt.Errorf("--degraded %q: want refuse or warn", o.degraded)
+	}
+	if len(o.ports) > 0 || o.monitor {
+		return errors.New("-p and -m need the network and monitor support, which this build does not have yet")
+	}
+	plan, err := buildPlan(o.policy, args, o.shell, o.degraded)
+	if err != nil {
 		return err
 	}
-	what := strings.Join(args, " ")
-	if o.shell != "" {
-		what = o.shell
+	for _, w := range plan.Warnings {
+		fmt.Fprintf(o.stderr, "fence: warning: %s\n", w)
 	}
-	return fmt.Errorf("refusing to run %q: this build of fence has no sandbox backend yet, and fence never runs a command unsandboxed", what)
+	if o.policy.debug {
+		printPlanDebug(o.stderr, plan)
+	}
+	if runtime.GOOS != "linux" {
+		return fmt.Errorf("refusing to run %q: this build of fence has no sandbox backend for %s yet, and fence never runs a command unsandboxed", strings.Join(plan.Argv, " "), runtime.GOOS)
+	}
+	code, err := linux.Run(plan, o.stderr)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
 }

@@ -11,7 +11,7 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files and the expectations in testdata/script")
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){"fence": Execute})
+	testscript.Main(m, map[string]func(){"fence": Execute, "fence-init": Execute})
 }
 
 // TestScript runs the CLI scenarios in testdata/script against the real

@@ -70,7 +70,11 @@ var shellStartupFiles = []string{".bashrc", ".bash_profile", ".bash_login", ".ba
 
 // workspaceProtected are write-protected in the workspace: files that
 // make tools run code or that change the policy of later runs.
-var workspaceProtected = []string{".git/hooks", ".gitmodules", ".mcp.json", ".vscode", ".idea", "fence.jsonc", "fence.json"}
+var workspaceProtected = []string{".git/hooks", ".gitmodules", ".mcp.json", ".vscode", ".idea"}
+
+// OriginConfigPath marks the protection of a path where fence looks for
+// config; a sandbox that creates one there would widen its next policy.
+const OriginConfigPath = "always protected: a path fence reads config from"
 
 // Compile fixes the meaning of every rule of c for env: it expands "~" and
 // relative paths, adds the system paths for defaultDenyRead, and adds the
@@ -126,10 +130,27 @@ func mandatoryDenyWrite(c Config, env Env, exp expander) []Rule {
 	for _, f := range env.ConfigFiles {
 		out = append(out, exp.rule(f, "always protected: config file in the chain", false))
 	}
-	if env.UserConfigDir != "" {
-		out = append(out, exp.rule(env.UserConfigDir, "always protected: the user config directory", false))
+	for _, f := range configCandidates(env) {
+		out = append(out, exp.rule(f, OriginConfigPath, false))
 	}
 	return dedupeRules(out)
+}
+
+// configCandidates are the files config discovery would read: fence.jsonc
+// and fence.json in the working directory and every directory above it,
+// and the user config directory.
+func configCandidates(env Env) []string {
+	var out []string
+	for dir := path.Clean(env.Dir); ; dir = path.Dir(dir) {
+		out = append(out, path.Join(dir, "fence.jsonc"), path.Join(dir, "fence.json"))
+		if dir == "/" || dir == "." {
+			break
+		}
+	}
+	if env.UserConfigDir != "" {
+		out = append(out, env.UserConfigDir)
+	}
+	return out
 }
 
 type expander struct{ env Env }

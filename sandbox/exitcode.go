@@ -6,3 +6,10 @@ package sandbox
 // cannot be executed, 127 when it is not found, 128+N when it is killed by
 // signal N).
 const ExitFenceError = 125
+
+// ExitNotExecutable and ExitNotFound are fence's exit codes when the
+// command cannot be started, as a shell's.
+const (
+	ExitNotExecutable = 126
+	ExitNotFound      = 127
+)

@@ -1,0 +1,80 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/sandbox"
+)
+
+func newPlanCmd(pf *policyFlags, stdout io.Writer) *cobra.Command {
+	var shell string
+	c := &cobra.Command{
+		Use:   "plan [flags] [-- command args...]",
+		Short: "Print the sandbox plan as JSON without running anything",
+		RunE: func(_ *cobra.Command, args []string) error {
+			if shell == "" && len(args) == 0 {
+				args = []string{"true"}
+			}
+			plan, err := buildPlan(pf, args, shell, "refuse")
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			return enc.Encode(plan)
+		},
+	}
+	c.Flags().StringVarP(&shell, "command", "c", "", "plan for this shell string")
+	return c
+}
+
+// buildPlan loads the policy and plans the command for this process.
+func buildPlan(pf *policyFlags, argv []string, shell, degraded string) (*sandbox.Plan, error) {
+	res, opts, err := pf.load()
+	if err != nil {
+		return nil, err
+	}
+	pol := policy.Compile(res.Config, policy.Env{
+		Dir: opts.Dir, Home: opts.Home, UserConfigDir: opts.UserConfigDir, ConfigFiles: res.Files,
+	})
+	return sandbox.NewPlan(pol, sandbox.Options{
+		Argv: argv, Shell: shell, Environ: os.Environ(),
+		UID: os.Getuid(), GID: os.Getgid(), Degraded: degraded,
+	})
+}
+
+// printPlanDebug prints the plan for -d, one line per decision.
+func printPlanDebug(w io.Writer, p *sandbox.Plan) {
+	fmt.Fprintf(w, "fence: debug: plan: argv %q in %s, network %s\n", p.Argv, p.Dir, p.Network)
+	for _, b := range p.Mounts.Binds {
+		mode := "read-only"
+		if b.Write {
+			mode = "writable"
+		}
+		fmt.Fprintf(w, "fence: debug: mounts: %s %s (%s)\n", mode, b.Path, b.Why)
+	}
+	for _, m := range p.Mounts.Masks {
+		fmt.Fprintf(w, "fence: debug: mounts: hidden %s (%s)\n", m.Path, m.Why)
+	}
+	for _, r := range p.Landlock.Rules {
+		fmt.Fprintf(w, "fence: debug: landlock: %s %s (%s)\n", r.Access, r.Path, r.Why)
+	}
+	for _, g := range p.Globs {
+		cut := ""
+		if g.Cut {
+			cut = ", cut short by the time budget"
+		}
+		fmt.Fprintf(w, "fence: debug: globs: %s matched %d paths%s\n", g.Rule, g.Matches, cut)
+	}
+	if len(p.EnvRemoved) > 0 {
+		fmt.Fprintf(w, "fence: debug: env: removed %s\n", strings.Join(p.EnvRemoved, ", "))
+	}
+}

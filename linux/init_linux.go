@@ -1,0 +1,189 @@
+package linux
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fence-sandbox/fence/sandbox"
+)
+
+// IsInit reports whether this process was started by the supervisor as
+// the sandbox init. It is checked before anything else in main.
+func IsInit() bool { return len(os.Args) == 1 && os.Args[0] == initArg0 }
+
+// InitMain runs the sandbox init and exits with the command's status.
+func InitMain() {
+	code, err := initRun()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fence: error: %v\n", err)
+		os.Exit(sandbox.ExitFenceError)
+	}
+	os.Exit(code)
+}
+
+func initRun() (int, error) {
+	w, err := readWire()
+	if err != nil {
+		return 0, err
+	}
+	status := os.NewFile(statusFD, "status")
+	if err := confine(w); err != nil {
+		if errors.Is(err, unix.EPERM) && w.Namespaces && isFirstMount(err) {
+			status.Write([]byte{statusNoNS})
+			return sandbox.ExitFenceError, nil
+		}
+		return 0, err
+	}
+	status.Write([]byte{statusOK})
+	status.Close()
+	return runCommand(w)
+}
+
+func readWire() (*wire, error) {
+	f := os.NewFile(planFD, "plan")
+	defer f.Close()
+	var w wire
+	if err := json.NewDecoder(f).Decode(&w); err != nil {
+		return nil, fmt.Errorf("read plan from supervisor: %w", err)
+	}
+	return &w, nil
+}
+
+func isFirstMount(err error) bool {
+	var me *MountError
+	return errors.As(err, &me) && me.Op == "make-rprivate"
+}
+
+// confine builds the sandbox around this process, in the order the
+// kernel requires: mounts (impossible once Landlock is on), loopback,
+// then no core dumps or ptrace of the init, Landlock (which sets
+// no_new_privs), capabilities, and seccomp last.
+func confine(w *wire) error {
+	plan := w.Plan
+	if w.Namespaces {
+		if err := buildRoot(plan); err != nil {
+			return err
+		}
+		if plan.Network == "none" {
+			if err := loopbackUp(); err != nil {
+				return err
+			}
+		}
+		if err := unix.Sethostname([]byte("fence")); err != nil {
+			return fmt.Errorf("sethostname: %w", err)
+		}
+	}
+	if err := os.Chdir(plan.Dir); err != nil {
+		return fmt.Errorf("enter working directory: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err)
+	}
+	if err := applyLandlock(plan.Landlock.Rules); err != nil {
+		return err
+	}
+	if w.Namespaces {
+		if err := dropCapabilities(); err != nil {
+			return err
+		}
+	}
+	return installSeccomp(w.Plan.Network == "none" && !w.Namespaces)
+}
+
+// runCommand starts the command, forwards signals to it, reaps every
+// child (as pid 1 must), and returns the command's exit status.
+func runCommand(w *wire) (int, error) {
+	plan := w.Plan
+	path, code, err := lookPath(plan.Argv[0], w.Env)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fence: %v\n", err)
+		return code, nil
+	}
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
+	cmd := &exec.Cmd{
+		Path: path, Args: plan.Argv, Env: w.Env, Dir: plan.Dir,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: w.Foreground, Foreground: w.Foreground, Ctty: 0},
+	}
+	if err := cmd.Start(); err != nil {
+		return startError(plan.Argv[0], err), nil
+	}
+	done := make(chan int, 1)
+	go func() { done <- reap(cmd.Process.Pid) }()
+	for {
+		select {
+		case s := <-sigs:
+			cmd.Process.Signal(s)
+		case code := <-done:
+			return code, nil
+		}
+	}
+}
+
+// reap waits for every child until pid exits and returns its status as an
+// exit code.
+func reap(pid int) int {
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return sandbox.ExitFenceError
+		}
+		if got != pid {
+			continue
+		}
+		if ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		if ws.Exited() {
+			return ws.ExitStatus()
+		}
+	}
+}
+
+// lookPath finds the command the way a shell would, with the command's
+// own PATH, inside the sandbox's view.
+func lookPath(name string, env []string) (string, int, error) {
+	if strings.Contains(name, "/") {
+		return name, 0, nil
+	}
+	pathVar := "/usr/local/bin:/usr/bin:/bin"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathVar = v
+		}
+	}
+	for _, dir := range filepath.SplitList(pathVar) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, 0, nil
+		}
+	}
+	return "", sandbox.ExitNotFound, fmt.Errorf("command not found: %q (PATH=%s)", name, pathVar)
+}
+
+func startError(name string, err error) int {
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		fmt.Fprintf(os.Stderr, "fence: command not found: %q\n", name)
+		return sandbox.ExitNotFound
+	case errors.Is(err, unix.EACCES):
+		fmt.Fprintf(os.Stderr, "fence: cannot execute %q: permission denied (the policy may not allow executing it: see filesystem.allowExecute)\n", name)
+	default:
+		fmt.Fprintf(os.Stderr, "fence: cannot execute %q: %v\n", name, err)
+	}
+	return sandbox.ExitNotExecutable
+}

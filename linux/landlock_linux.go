@@ -1,0 +1,62 @@
+package linux
+
+import (
+	"fmt"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/fence-sandbox/fence/sandbox"
+)
+
+// Access rights of the plan's access names, out of what ABI 7 handles.
+var (
+	accessRead  = landlock.AccessFSSet(ll.AccessFSReadFile | ll.AccessFSReadDir | ll.AccessFSExecute)
+	accessExec  = landlock.AccessFSSet(ll.AccessFSReadFile | ll.AccessFSExecute)
+	accessWrite = landlock.V7.HandledAccessFS
+)
+
+func accessOf(name string) (landlock.AccessFSSet, error) {
+	switch name {
+	case "read":
+		return accessRead, nil
+	case "exec":
+		return accessExec, nil
+	case "write", "dev":
+		return accessWrite, nil
+	}
+	return 0, fmt.Errorf("unknown Landlock access %q", name)
+}
+
+// KernelLandlockABI is the Landlock ABI the running kernel offers, 0 when
+// Landlock is missing or disabled.
+func KernelLandlockABI() int {
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// applyLandlock restricts every thread of this process, and so the command
+// it starts, to the plan's rules. Filesystem rights and IPC scopes are
+// handled up to ABI 7, downgraded to what the kernel has; the supervisor
+// has already refused (or warned about) a kernel older than the plan needs.
+func applyLandlock(rules []sandbox.LandlockRule) error {
+	cfg, err := landlock.NewConfig(landlock.V7.HandledAccessFS, landlock.V7.Scoped)
+	if err != nil {
+		return fmt.Errorf("landlock config: %w", err)
+	}
+	var opts []landlock.Rule
+	for _, r := range rules {
+		access, err := accessOf(r.Access)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, landlock.PathAccess(access, r.Path).IgnoreIfMissing())
+	}
+	if err := cfg.BestEffort().Restrict(opts...); err != nil {
+		return fmt.Errorf("landlock: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,28 @@
+//go:build !linux
+
+package linux
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+
+	"github.com/fence-sandbox/fence/sandbox"
+)
+
+// IsInit is always false off Linux.
+func IsInit() bool { return false }
+
+// InitMain is never called off Linux.
+func InitMain() {}
+
+// KernelLandlockABI is 0 off Linux.
+func KernelLandlockABI() int { return 0 }
+
+// SeccompSummary is empty off Linux.
+func SeccompSummary() []string { return nil }
+
+// Run fails off Linux.
+func Run(*sandbox.Plan, io.Writer) (int, error) {
+	return sandbox.ExitFenceError, fmt.Errorf("the Linux sandbox cannot run on %s", runtime.GOOS)
+}

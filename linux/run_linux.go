@@ -1,0 +1,187 @@
+package linux
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fence-sandbox/fence/sandbox"
+)
+
+// Run runs the plan's command in the sandbox and returns the exit code for
+// fence: the command's status, 128+N for a signal, or 125 when the sandbox
+// could not be built (then with an error). Warnings go to stderr.
+func Run(plan *sandbox.Plan, stderr io.Writer) (int, error) {
+	if err := checkLandlock(plan.Landlock.MinABI, plan.Landlock.Reasons, plan.Degraded, stderr); err != nil {
+		return sandbox.ExitFenceError, err
+	}
+	w := &wire{Plan: plan, Env: plan.Env, Namespaces: true, Foreground: isForeground()}
+	code, err := supervise(w)
+	if errors.Is(err, errNoUserNS) {
+		return sandbox.ExitFenceError, fmt.Errorf("%w; the Landlock-only fallback is not available in this build", err)
+	}
+	if err != nil {
+		return sandbox.ExitFenceError, err
+	}
+	warnCreated(plan.Watch, stderr)
+	return code, nil
+}
+
+var errNoUserNS = errors.New("user namespaces are not available to this user")
+
+// checkLandlock refuses to run on a kernel whose Landlock is older than
+// the plan needs, unless degraded is "warn"; then it says what is weaker.
+func checkLandlock(need int, reasons []string, degraded string, stderr io.Writer) error {
+	have := KernelLandlockABI()
+	if have >= need && have > 0 {
+		return nil
+	}
+	what := fmt.Sprintf("the kernel's Landlock ABI is %d, and this policy needs %d", have, max(need, 1))
+	if have == 0 {
+		what = "Landlock is not available in this kernel (or disabled at boot)"
+	}
+	if len(reasons) > 0 {
+		what += " (" + strings.Join(reasons, "; ") + ")"
+	}
+	if degraded != "warn" {
+		return fmt.Errorf("%s: refusing to run with weaker enforcement than the policy asks; pass --degraded=warn to run anyway", what)
+	}
+	fmt.Fprintf(stderr, "fence: warning: %s: running with weaker enforcement\n", what)
+	return nil
+}
+
+// isForeground reports whether fence owns the terminal, so that the
+// command should become its foreground job.
+func isForeground() bool {
+	pgrp, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
+}
+
+// supervise starts the init, hands it the plan, forwards signals, and
+// waits. It returns errNoUserNS when user namespaces are refused.
+func supervise(w *wire) (int, error) {
+	planR, planW, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	statR, statW, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	defer statR.Close()
+	cmd := initCommand(w, planR, statW)
+	// Pdeathsig follows the thread that started the child: keep it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	err = cmd.Start()
+	planR.Close()
+	statW.Close()
+	if err != nil {
+		planW.Close()
+		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EINVAL) {
+			return 0, fmt.Errorf("%w (clone: %v)", errNoUserNS, err)
+		}
+		return 0, fmt.Errorf("start sandbox init: %w", err)
+	}
+	sigs := forwardSignals(cmd.Process)
+	defer signal.Stop(sigs)
+	werr := json.NewEncoder(planW).Encode(w)
+	planW.Close()
+	var status [1]byte
+	statR.Read(status[:])
+	cmd.Wait()
+	if w.Foreground {
+		reclaimTerminal()
+	}
+	if werr != nil {
+		return 0, fmt.Errorf("send plan to sandbox init: %w", werr)
+	}
+	if status[0] == statusNoNS {
+		return 0, fmt.Errorf("%w (mounts are refused inside the user namespace)", errNoUserNS)
+	}
+	return exitCode(cmd.ProcessState), nil
+}
+
+func initCommand(w *wire, planR, statW *os.File) *exec.Cmd {
+	attr := &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL, Setpgid: true}
+	if w.Namespaces {
+		attr.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
+		if w.Plan.Network == "none" {
+			attr.Cloneflags |= unix.CLONE_NEWNET
+		}
+		// The caller's ids map to themselves, so `id` is unchanged. A
+		// non-root uid loses its namespace capabilities at exec; ambient
+		// capabilities carry over the few the init needs to build the
+		// sandbox, and it drops them all before the command starts.
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_SYS_CHROOT}
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: w.Plan.UID, HostID: w.Plan.UID, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: w.Plan.GID, HostID: w.Plan.GID, Size: 1}}
+	}
+	return &exec.Cmd{
+		Path: "/proc/self/exe", Args: []string{initArg0}, Env: []string{},
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		ExtraFiles:  []*os.File{planR, statW},
+		SysProcAttr: attr,
+	}
+}
+
+func forwardSignals(p *os.Process) chan os.Signal {
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
+	go func() {
+		for s := range sigs {
+			p.Signal(s)
+		}
+	}()
+	return sigs
+}
+
+// reclaimTerminal makes fence's process group the terminal's foreground
+// again after the command's job owned it.
+func reclaimTerminal() {
+	signal.Ignore(unix.SIGTTOU)
+	defer signal.Reset(unix.SIGTTOU)
+	unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, unix.Getpgrp())
+}
+
+func exitCode(ps *os.ProcessState) int {
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	switch {
+	case !ok:
+		return sandbox.ExitFenceError
+	case ws.Signaled():
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
+// warnCreated reports protected paths that did not exist when the sandbox
+// started (so no mount could cover them) and exist now. A config file
+// created where fence looks for one is moved aside.
+func warnCreated(watch []sandbox.Watch, stderr io.Writer) {
+	for _, w := range watch {
+		if _, err := os.Lstat(w.Path); err != nil {
+			continue
+		}
+		if !w.Quarantine {
+			fmt.Fprintf(stderr, "fence: warning: the command created %s, a path fence protects but could not cover because it did not exist: review it before trusting it\n", w.Path)
+			continue
+		}
+		aside := fmt.Sprintf("%s.fence-quarantine-%d", w.Path, time.Now().Unix())
+		if err := os.Rename(w.Path, aside); err != nil {
+			fmt.Fprintf(stderr, "fence: warning: the command created %s, where fence reads its policy, and fence could not move it aside (%v): delete it unless you wrote it\n", w.Path, err)
+			continue
+		}
+		fmt.Fprintf(stderr, "fence: warning: the command created %s, where fence reads its policy; fence moved it to %s so that it cannot change the next run\n", w.Path, aside)
+	}
+}

@@ -1,0 +1,145 @@
+package linux
+
+import (
+	"fmt"
+	"sort"
+	"unsafe"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// Offsets in struct seccomp_data.
+const (
+	offNr   = 0
+	offArch = 4
+	offArg0 = 16 // low 32 bits on little-endian machines
+	offArg1 = 24
+)
+
+const (
+	retAllow = unix.SECCOMP_RET_ALLOW
+	retKill  = unix.SECCOMP_RET_KILL_PROCESS
+	retEPERM = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	retNoSys = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+)
+
+// nsFlags are the clone/unshare flags that create namespaces.
+const nsFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
+	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWTIME
+
+// deniedSyscalls fail with EPERM inside the sandbox: tracing other
+// processes, changing mounts or namespaces, loading code into the kernel,
+// and other whole-machine operations.
+var deniedSyscalls = map[string]uintptr{
+	"ptrace": unix.SYS_PTRACE, "process_vm_readv": unix.SYS_PROCESS_VM_READV, "process_vm_writev": unix.SYS_PROCESS_VM_WRITEV,
+	"mount": unix.SYS_MOUNT, "umount2": unix.SYS_UMOUNT2, "pivot_root": unix.SYS_PIVOT_ROOT, "chroot": unix.SYS_CHROOT,
+	"move_mount": unix.SYS_MOVE_MOUNT, "open_tree": unix.SYS_OPEN_TREE, "fsopen": unix.SYS_FSOPEN, "fsconfig": unix.SYS_FSCONFIG,
+	"fsmount": unix.SYS_FSMOUNT, "fspick": unix.SYS_FSPICK, "mount_setattr": unix.SYS_MOUNT_SETATTR, "setns": unix.SYS_SETNS,
+	"bpf": unix.SYS_BPF, "perf_event_open": unix.SYS_PERF_EVENT_OPEN, "userfaultfd": unix.SYS_USERFAULTFD,
+	"keyctl": unix.SYS_KEYCTL, "add_key": unix.SYS_ADD_KEY, "request_key": unix.SYS_REQUEST_KEY,
+	"kexec_load": unix.SYS_KEXEC_LOAD, "kexec_file_load": unix.SYS_KEXEC_FILE_LOAD,
+	"init_module": unix.SYS_INIT_MODULE, "finit_module": unix.SYS_FINIT_MODULE, "delete_module": unix.SYS_DELETE_MODULE,
+	"reboot": unix.SYS_REBOOT, "swapon": unix.SYS_SWAPON, "swapoff": unix.SYS_SWAPOFF, "acct": unix.SYS_ACCT,
+	"open_by_handle_at": unix.SYS_OPEN_BY_HANDLE_AT, "syslog": unix.SYS_SYSLOG,
+}
+
+// SeccompSummary describes the filter for plans and `fence doctor`.
+func SeccompSummary() []string {
+	names := make([]string, 0, len(deniedSyscalls)+len(archDenied))
+	for n := range deniedSyscalls {
+		names = append(names, n)
+	}
+	for n := range archDenied {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return append(names,
+		"clone and unshare with namespace flags", "clone3 (ENOSYS, so libc falls back to clone)",
+		"ioctl TIOCSTI and TIOCLINUX", "personality other than PER_LINUX and queries")
+}
+
+// seccompProgram assembles the filter. It kills a process that calls in
+// through another architecture's table.
+//
+// With denySockets (no network namespace to isolate the command), socket
+// families other than AF_UNIX fail with EPERM.
+func seccompProgram(denySockets bool) ([]bpf.RawInstruction, error) {
+	prog := []bpf.Instruction{
+		bpf.LoadAbsolute{Off: offArch, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: auditArch, SkipTrue: 1},
+		bpf.RetConstant{Val: retKill},
+		bpf.LoadAbsolute{Off: offNr, Size: 4},
+	}
+	prog = append(prog, archPrologue...)
+	nrs := make([]int, 0, len(deniedSyscalls)+len(archDenied))
+	for _, nr := range deniedSyscalls {
+		nrs = append(nrs, int(nr))
+	}
+	for _, nr := range archDenied {
+		nrs = append(nrs, int(nr))
+	}
+	sort.Ints(nrs)
+	for _, nr := range nrs {
+		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: uint32(nr), SkipTrue: 1}, bpf.RetConstant{Val: retEPERM})
+	}
+	prog = append(prog, bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.SYS_CLONE3, SkipTrue: 1}, bpf.RetConstant{Val: retNoSys})
+	for _, nr := range []uint32{unix.SYS_CLONE, unix.SYS_UNSHARE} {
+		prog = append(prog,
+			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: 4},
+			bpf.LoadAbsolute{Off: offArg0, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: nsFlags, SkipFalse: 1},
+			bpf.RetConstant{Val: retEPERM},
+			bpf.RetConstant{Val: retAllow},
+		)
+	}
+	if denySockets {
+		prog = append(prog,
+			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.SYS_SOCKET, SkipTrue: 4},
+			bpf.LoadAbsolute{Off: offArg0, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipTrue: 1},
+			bpf.RetConstant{Val: retEPERM},
+			bpf.RetConstant{Val: retAllow},
+		)
+	}
+	prog = append(prog,
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.SYS_IOCTL, SkipTrue: 5},
+		bpf.LoadAbsolute{Off: offArg1, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.TIOCSTI, SkipTrue: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.TIOCLINUX, SkipTrue: 1},
+		bpf.RetConstant{Val: retAllow},
+		bpf.RetConstant{Val: retEPERM},
+
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.SYS_PERSONALITY, SkipTrue: 5},
+		bpf.LoadAbsolute{Off: offArg0, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0xffffffff, SkipTrue: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0 /* PER_LINUX */, SkipTrue: 1},
+		bpf.RetConstant{Val: retEPERM},
+		bpf.RetConstant{Val: retAllow},
+
+		bpf.RetConstant{Val: retAllow},
+	)
+	return bpf.Assemble(prog)
+}
+
+// installSeccomp loads the filter on every thread (TSYNC). no_new_privs
+// must already be set.
+func installSeccomp(denySockets bool) error {
+	raw, err := seccompProgram(denySockets)
+	if err != nil {
+		return fmt.Errorf("assemble seccomp filter: %w", err)
+	}
+	filter := make([]unix.SockFilter, len(raw))
+	for i, ins := range raw {
+		filter[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
+	}
+	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	r, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog)))
+	if e != 0 {
+		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %w", e)
+	}
+	if r != 0 {
+		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): thread %d could not be synchronised", r)
+	}
+	return nil
+}

@@ -1,0 +1,12 @@
+package linux
+
+import (
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+const auditArch = unix.AUDIT_ARCH_AARCH64
+
+var archPrologue []bpf.Instruction
+
+var archDenied = map[string]uintptr{}

@@ -1,0 +1,301 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fence-sandbox/fence/policy"
+)
+
+// Plan is everything a backend needs to run one command: plain data that
+// `fence plan` prints and tests inspect without running anything.
+type Plan struct {
+	Argv []string `json:"argv"`
+	Dir  string   `json:"dir"`
+	// Env is the command's environment. It stays out of printed plans,
+	// which show only the names removed from it.
+	Env        []string `json:"-"`
+	EnvRemoved []string `json:"envRemoved,omitempty"`
+	UID        int      `json:"uid"`
+	GID        int      `json:"gid"`
+	// Network is "none" (a private network namespace with loopback only)
+	// or "host".
+	Network  string   `json:"network"`
+	Mounts   Mounts   `json:"mounts"`
+	Landlock Landlock `json:"landlock"`
+	// Degraded says what to do when the kernel cannot enforce all of the
+	// plan: "refuse" (the default) or "warn".
+	Degraded string       `json:"degraded"`
+	Globs    []GlobReport `json:"globs,omitempty"`
+	Warnings []string     `json:"warnings,omitempty"`
+	// Watch lists protected paths that did not exist at start: the mount
+	// layer cannot cover a path that does not exist, so fence checks them
+	// after the command.
+	Watch []Watch `json:"watch,omitempty"`
+}
+
+// Watch is a protected path that did not exist when the sandbox started.
+// If the command creates it, fence warns; if it is a place fence reads
+// config from, fence also moves it aside, so that a command can never
+// write its own next policy.
+type Watch struct {
+	Path       string `json:"path"`
+	Quarantine bool   `json:"quarantine,omitempty"`
+}
+
+// Mounts describes the sandbox's view of the filesystem: the host, read
+// only, with Binds on top (writable or read-only again), then Masks over
+// every denied path.
+type Mounts struct {
+	PrivateTmp bool     `json:"privateTmp"`
+	Devices    string   `json:"devices"`            // "minimal" or "host"
+	DevAllow   []string `json:"devAllow,omitempty"` // extra /dev paths passed through
+	Binds      []Bind   `json:"binds,omitempty"`    // in order: parents before children
+	Masks      []Mask   `json:"masks,omitempty"`    // in order: parents before children
+}
+
+// Bind mounts a host path at the same path in the sandbox.
+type Bind struct {
+	Path  string `json:"path"`
+	Write bool   `json:"write"`
+	Why   string `json:"why"`
+}
+
+// Mask hides a denied path: an empty, unreadable file or directory.
+type Mask struct {
+	Path string `json:"path"`
+	Dir  bool   `json:"dir"`
+	Why  string `json:"why"`
+}
+
+// Landlock is the access the command gets, path by path. Access is one of
+// "read" (read and list), "exec" (read and execute files, no listing),
+// "write" (everything, including rename across directories) or "dev"
+// (read, write and ioctl on device files).
+type Landlock struct {
+	Rules []LandlockRule `json:"rules"`
+	// MinABI is the oldest Landlock ABI that enforces the whole plan, with
+	// the reason for each step above 1.
+	MinABI  int      `json:"minABI"`
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// LandlockRule grants Access below Path.
+type LandlockRule struct {
+	Path   string `json:"path"`
+	Access string `json:"access"`
+	Why    string `json:"why"`
+}
+
+// Options are the inputs of NewPlan besides the policy.
+type Options struct {
+	Argv       []string      // the command; empty when Shell is set
+	Shell      string        // a -c string
+	Environ    []string      // the caller's environment
+	UID, GID   int           // the caller's ids
+	Degraded   string        // "refuse" or "warn"
+	GlobBudget time.Duration // time allowed for matching globs against the disk
+}
+
+// DefaultGlobBudget bounds the walk that matches glob rules at start.
+const DefaultGlobBudget = 250 * time.Millisecond
+
+// NewPlan turns a compiled policy into a Plan for the current disk.
+func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
+	argv, err := commandArgv(o)
+	if err != nil {
+		return nil, err
+	}
+	if o.GlobBudget == 0 {
+		o.GlobBudget = DefaultGlobBudget
+	}
+	degraded := o.Degraded
+	if degraded == "" {
+		degraded = "refuse"
+	}
+	env, removed := SanitizeEnv(o.Environ, p.EnvDeny, p.EnvAllow)
+	plan := &Plan{
+		Argv: argv, Dir: p.Dir, Env: env, EnvRemoved: removed,
+		UID: o.UID, GID: o.GID, Network: "none", Degraded: degraded,
+	}
+	if p.HostNetwork {
+		plan.Network = "host"
+	}
+	b := builder{plan: plan, pol: p, m: &matcher{deadline: time.Now().Add(o.GlobBudget)}}
+	b.build()
+	plan.Globs = b.m.reports
+	for _, g := range plan.Globs {
+		if g.Cut {
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("the %s time budget ran out while matching %s: files it did not reach are not covered", o.GlobBudget, g.Rule))
+		}
+	}
+	return plan, nil
+}
+
+// commandArgv is the argv to run: the user's, or a shell for -c.
+func commandArgv(o Options) ([]string, error) {
+	switch {
+	case o.Shell != "" && len(o.Argv) > 0:
+		return nil, fmt.Errorf("give either -c 'shell string' or a command, not both")
+	case o.Shell != "":
+		return []string{shellPath(), "-c", o.Shell}, nil
+	case len(o.Argv) == 0:
+		return nil, fmt.Errorf("no command given")
+	}
+	return o.Argv, nil
+}
+
+func shellPath() string {
+	for _, sh := range []string{"/bin/bash", "/usr/bin/bash", "/bin/sh"} {
+		if _, err := os.Stat(sh); err == nil {
+			return sh
+		}
+	}
+	return "/bin/sh"
+}
+
+type builder struct {
+	plan *Plan
+	pol  *policy.Policy
+	m    *matcher
+}
+
+// resolved is an existing path a rule names, after symlinks.
+type resolved struct {
+	path string
+	why  string
+	dir  bool
+}
+
+func (b *builder) all(rules []policy.Rule) []resolved {
+	var out []resolved
+	for _, r := range rules {
+		found := 0
+		for _, p := range b.m.existing(r) {
+			fi, err := os.Stat(p)
+			if err != nil {
+				continue
+			}
+			out = append(out, resolved{path: p, why: r.Origin, dir: fi.IsDir()})
+			found++
+		}
+		if found == 0 && !r.Glob && strings.HasPrefix(r.Origin, "always protected") {
+			b.plan.Watch = append(b.plan.Watch, Watch{Path: r.Pattern, Quarantine: r.Origin == policy.OriginConfigPath})
+		}
+	}
+	return out
+}
+
+func (b *builder) build() {
+	denyRead := b.all(b.pol.DenyRead)
+	denyWrite := b.all(b.pol.DenyWrite)
+	write := b.all(b.pol.Write)
+	write = slices.DeleteFunc(write, func(w resolved) bool { return coveredBy(w.path, denyWrite) || coveredBy(w.path, denyRead) })
+	read := b.all(b.pol.Read)
+	exec := b.all(b.pol.Execute)
+
+	mounts := &b.plan.Mounts
+	mounts.Devices = b.pol.DeviceMode
+	mounts.DevAllow = b.pol.DeviceAllow
+	mounts.PrivateTmp = true
+	for _, w := range write {
+		mounts.Binds = append(mounts.Binds, Bind{Path: w.path, Write: true, Why: w.why})
+	}
+	// The private /tmp hides the host's; what the policy names there is
+	// bound through, read-only unless it is writable.
+	dir := resolved{path: b.pol.Dir, why: "the working directory", dir: true}
+	for _, r := range append(append([]resolved{dir}, read...), exec...) {
+		if under(r.path, "/tmp") && !coveredBy(r.path, write) {
+			mounts.Binds = append(mounts.Binds, Bind{Path: r.path, Why: r.why})
+		}
+	}
+	for _, d := range denyWrite {
+		if coveredBy(d.path, write) {
+			mounts.Binds = append(mounts.Binds, Bind{Path: d.path, Why: d.why})
+		}
+	}
+	sortByDepth(mounts.Binds, func(x Bind) string { return x.Path })
+	for _, d := range denyRead {
+		hidden := under(d.path, "/tmp") && !slices.ContainsFunc(mounts.Binds, func(x Bind) bool { return under(d.path, x.Path) })
+		if !hidden && !slices.ContainsFunc(mounts.Masks, func(m Mask) bool { return under(d.path, m.Path) }) {
+			mounts.Masks = append(mounts.Masks, Mask{Path: d.path, Dir: d.dir, Why: d.why})
+		}
+	}
+	sortByDepth(mounts.Masks, func(x Mask) string { return x.Path })
+	b.landlock(read, exec, write)
+}
+
+// coveredBy reports whether p is one of rs or below one of them.
+func coveredBy(p string, rs []resolved) bool {
+	return slices.ContainsFunc(rs, func(r resolved) bool { return under(p, r.path) })
+}
+
+// under reports whether p is dir or inside it.
+func under(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+func sortByDepth[T any](xs []T, pathOf func(T) string) {
+	slices.SortStableFunc(xs, func(a, b T) int {
+		return strings.Count(path.Clean(pathOf(a)), "/") - strings.Count(path.Clean(pathOf(b)), "/")
+	})
+}
+
+func (b *builder) landlock(read, exec, write []resolved) {
+	ll := &b.plan.Landlock
+	add := func(p, access, why string) {
+		ll.Rules = append(ll.Rules, LandlockRule{Path: p, Access: access, Why: why})
+	}
+	if b.pol.ReadMode == policy.ReadOpen {
+		add("/", "read", "reads are open (no defaultDenyRead)")
+	}
+	for _, r := range read {
+		add(r.path, "read", r.why)
+	}
+	for _, r := range exec {
+		add(r.path, "exec", r.why)
+	}
+	for _, w := range write {
+		add(w.path, "write", w.why)
+	}
+	if b.plan.Mounts.PrivateTmp && !coveredBy("/tmp", write) {
+		add("/tmp", "write", "the private /tmp")
+	}
+	add("/dev", "dev", "device nodes of the sandbox's /dev")
+	ll.MinABI = 1
+	if b.plan.Network == "host" {
+		ll.MinABI = 6
+		ll.Reasons = append(ll.Reasons, "ABI 6 scopes abstract unix sockets, which the host network would otherwise expose")
+	}
+}
+
+// SanitizeEnv removes loader-injection variables and the policy's env.deny
+// names (unless env.allow names them) and marks the sandbox. It returns the
+// new environment and the names it removed, sorted.
+func SanitizeEnv(environ, deny, allow []string) (env, removed []string) {
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "FENCE_SANDBOX" {
+			continue
+		}
+		if strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_") || (matchAny(deny, name) && !matchAny(allow, name)) {
+			removed = append(removed, name)
+			continue
+		}
+		env = append(env, kv)
+	}
+	slices.Sort(removed)
+	return append(env, "FENCE_SANDBOX=1"), slices.Compact(removed)
+}
+
+func matchAny(globs []string, name string) bool {
+	return slices.ContainsFunc(globs, func(g string) bool {
+		ok, _ := filepath.Match(g, name)
+		return ok
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -31,6 +32,11 @@ func InitMain() {
 }
 
 func initRun() (int, error) {
+	// Landlock before ABI 8 gives each thread its own domain, and scoped
+	// signals only reach processes of the sender's domain or below: the
+	// thread that starts the command must be the one that signals it.
+	// Everything from here on stays on this thread.
+	runtime.LockOSThread()
 	w, err := readWire()
 	if err != nil {
 		return 0, err

@@ -219,6 +219,7 @@ func (b *builder) build() {
 			mounts.Binds = append(mounts.Binds, Bind{Path: d.path, Why: d.why})
 		}
 	}
+	mounts.Binds = dedupeBinds(mounts.Binds)
 	sortByDepth(mounts.Binds, func(x Bind) string { return x.Path })
 	for _, d := range denyRead {
 		hidden := under(d.path, "/tmp") && !slices.ContainsFunc(mounts.Binds, func(x Bind) bool { return under(d.path, x.Path) })
@@ -228,6 +229,20 @@ func (b *builder) build() {
 	}
 	sortByDepth(mounts.Masks, func(x Mask) string { return x.Path })
 	b.landlock(read, exec, write)
+}
+
+// dedupeBinds keeps the first bind of each path and kind: two rules can
+// name the same directory, and a tree can be mounted only once.
+func dedupeBinds(binds []Bind) []Bind {
+	seen := map[Bind]bool{}
+	return slices.DeleteFunc(binds, func(b Bind) bool {
+		key := Bind{Path: b.Path, Write: b.Write}
+		if seen[key] {
+			return true
+		}
+		seen[key] = true
+		return false
+	})
 }
 
 // coveredBy reports whether p is one of rs or below one of them.

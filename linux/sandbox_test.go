@@ -1,0 +1,410 @@
+//go:build linux
+
+package linux_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The integration tests run the real fence binary, built once, against the
+// real kernel, as root and (when the tests run as root) as an unprivileged
+// uid through setpriv.
+
+var bin string // directory holding the built fence and escape binaries
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "fence-bin-")
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	for _, b := range [][]string{{"fence", ".."}, {"escape", "./testdata/escape"}} {
+		if err != nil {
+			break
+		}
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b[0]), b[1])
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, berr := cmd.CombinedOutput(); berr != nil {
+			err = fmt.Errorf("build %s: %v\n%s", b[0], berr, out)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type user struct {
+	name string
+	uid  int
+}
+
+// users are the identities each test runs as: this one, and an
+// unprivileged one when this is root.
+func users(t *testing.T) []user {
+	us := []user{{"self", os.Getuid()}}
+	if os.Getuid() == 0 {
+		if _, err := exec.LookPath("setpriv"); err == nil {
+			us = append(us, user{"uid65534", 65534})
+		} else {
+			t.Log("setpriv not found: not running as an unprivileged uid")
+		}
+	}
+	return us
+}
+
+// world is a home, a workspace and a directory outside both, owned by the
+// user the sandbox runs as.
+type world struct {
+	base, home, ws, outside, settings string
+	uid                               int
+}
+
+func newWorld(t *testing.T, uid int, policy string) *world {
+	t.Helper()
+	return newWorldIn(t, "/var/tmp", uid, policy)
+}
+
+// newWorldIn makes a world below parent. /tmp is special: the sandbox
+// replaces it with its own and binds only what the policy names.
+func newWorldIn(t *testing.T, parent string, uid int, policy string) *world {
+	t.Helper()
+	base, err := os.MkdirTemp(parent, "fence-world-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	w := &world{base: base, home: base + "/home", ws: base + "/ws", outside: base + "/outside", settings: base + "/policy.jsonc", uid: uid}
+	files := map[string]string{
+		"home/.bashrc":             "# rc\n",
+		"home/.ssh/id_rsa":         "SECRET-KEY\n",
+		"home/.aws/credentials":    "AWS-SECRET\n",
+		"ws/README":                "readme\n",
+		"ws/secret.txt":            "TOPSECRET\n",
+		"ws/secrets/inner.txt":     "INNER-SECRET\n",
+		"ws/sub/SERVER.PEM":        "PEM-SECRET\n",
+		"ws/.bashrc":               "# ws rc\n",
+		"ws/.git/hooks/pre-commit": "#!/bin/sh\n",
+		"ws/.git/config":           "[core]\n",
+		"outside/data.txt":         "OUTSIDE\n",
+		"policy.jsonc":             policy,
+	}
+	for name, content := range files {
+		p := filepath.Join(base, name)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	must(t, os.Symlink("../outside/data.txt", w.ws+"/link-out"))
+	escape, err := os.ReadFile(filepath.Join(bin, "escape"))
+	must(t, err)
+	must(t, os.WriteFile(w.ws+"/escape", escape, 0o755))
+	must(t, os.Chmod(base, 0o755))
+	must(t, filepath.Walk(base, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, uid)
+	}))
+	return w
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// fence runs the built binary in w.ws as w's user with the world's policy.
+func (w *world) fence(t *testing.T, stdin string, env []string, args ...string) result {
+	t.Helper()
+	argv := append([]string{filepath.Join(bin, "fence"), "-s", w.settings}, args...)
+	if w.uid != os.Getuid() {
+		argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", w.uid), fmt.Sprintf("--regid=%d", w.uid), "--clear-groups"}, argv...)
+	}
+	// The timeout only keeps a hung sandbox from hanging the suite.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = w.ws
+	cmd.Env = append([]string{"HOME=" + w.home, "PATH=/usr/local/bin:/usr/bin:/bin"}, env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run fence: %v", err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// TestFilesystemPolicy is the filesystem matrix: each case runs a shell
+// line under a policy and checks what it could and could not do, and why.
+func TestFilesystemPolicy(t *testing.T) {
+	tests := []struct {
+		name, policy, script string
+		code                 int
+		stdout, stderr       string // regexps; "" means no check
+		notOut               string // must not appear on stdout
+	}{
+		{"read inside workspace", `{}`, `cat README`, 0, `^readme\n$`, "", ""},
+		{"write denied without allowWrite", `{}`, `echo x > new.txt`, 1, "", `new.txt: Read-only file system`, ""},
+		{"write inside allowWrite", `{"filesystem": {"allowWrite": ["."]}}`, `echo x > new.txt && cat new.txt`, 0, `^x\n$`, "", ""},
+		{"write outside allowWrite", `{"filesystem": {"allowWrite": ["."]}}`, `echo x > ../outside/new`, 1, "", `Read-only file system`, ""},
+		{"write to home denied", `{"filesystem": {"allowWrite": ["."]}}`, `echo x > ~/new`, 1, "", `Read-only file system`, ""},
+		{"write to system denied", `{"filesystem": {"allowWrite": ["."]}}`, `echo x > /etc/fence-test`, 1, "", `Read-only file system`, ""},
+		{"denyRead file", `{"filesystem": {"denyRead": ["secret.txt"]}}`, `cat secret.txt`, 1, "", `secret.txt: Permission denied`, "TOPSECRET"},
+		{"denyRead directory", `{"filesystem": {"denyRead": ["secrets"]}}`, `cat secrets/inner.txt; ls secrets`, 2, "", `secrets/inner.txt: Permission denied`, "INNER"},
+		{"denyRead glob, other case", `{"filesystem": {"denyRead": ["**/*.pem"]}}`, `cat sub/SERVER.PEM`, 1, "", `Permission denied`, "PEM-SECRET"},
+		{"denyRead in home", `{"filesystem": {"denyRead": ["~/.ssh/id_*", "~/.aws"]}}`, `cat ~/.ssh/id_rsa; cat ~/.aws/credentials`, 1, "", `id_rsa: Permission denied`, "SECRET"},
+		{"denyRead beats allowWrite", `{"filesystem": {"allowWrite": ["."], "denyRead": ["secret.txt"]}}`, `echo x >> secret.txt`, 1, "", `Read-only file system|Permission denied`, ""},
+		{"denyWrite inside allowWrite", `{"filesystem": {"allowWrite": ["."], "denyWrite": ["README"]}}`, `cat README; echo x >> README`, 1, `^readme\n$`, `README: Read-only file system`, ""},
+		{"symlink out of the workspace, reading", `{"filesystem": {"defaultDenyRead": true}}`, `cat link-out`, 1, "", `Permission denied`, "OUTSIDE"},
+		{"symlink out of the workspace, writing", `{"filesystem": {"allowWrite": ["."]}}`, `echo x > link-out`, 1, "", `Read-only file system`, ""},
+		{"dot-dot out of the workspace", `{"filesystem": {"defaultDenyRead": true}}`, `cat ../outside/data.txt; cat sub/../../outside/data.txt`, 1, "", `Permission denied`, "OUTSIDE"},
+		{"defaultDenyRead keeps system paths", `{"filesystem": {"defaultDenyRead": true}}`, `cat /etc/hostname >/dev/null && cat README`, 0, `^readme\n$`, "", ""},
+		{"defaultDenyRead hides home", `{"filesystem": {"defaultDenyRead": true}}`, `cat ~/.bashrc`, 1, "", `Permission denied`, ""},
+		{"allowRead under defaultDenyRead", `{"filesystem": {"defaultDenyRead": true, "allowRead": ["../outside"]}}`, `cat ../outside/data.txt`, 0, `^OUTSIDE\n$`, "", ""},
+		{"dangerous files stay read-only", `{"filesystem": {"allowWrite": [".", "~"]}}`,
+			`for f in .bashrc .git/hooks/pre-commit .git/config ~/.bashrc ../policy.jsonc; do echo x >> $f || echo "denied $f"; done`, 0,
+			`(?s)denied .bashrc.*denied .git/hooks/pre-commit.*denied .git/config.*denied .*/home/.bashrc.*denied ../policy.jsonc`, "", ""},
+		{"allowGitConfig lifts .git/config", `{"filesystem": {"allowWrite": ["."], "allowGitConfig": true}}`, `echo "# x" >> .git/config && echo ok`, 0, `^ok\n$`, "", ""},
+		{"private /tmp", `{"filesystem": {"allowWrite": ["."]}}`, `echo x > /tmp/scratch && cat /tmp/scratch && ls -A /tmp`, 0, `^x\nscratch\n$`, "", ""},
+	}
+	for _, u := range users(t) {
+		for _, tt := range tests {
+			t.Run(u.name+"/"+tt.name, func(t *testing.T) {
+				w := newWorld(t, u.uid, tt.policy)
+				r := w.fence(t, "", nil, "-c", tt.script)
+				check(t, r, tt.code, tt.stdout, tt.stderr)
+				if tt.notOut != "" && strings.Contains(r.stdout, tt.notOut) {
+					t.Errorf("stdout leaks %q:\n%s", tt.notOut, r.stdout)
+				}
+			})
+		}
+	}
+}
+
+func check(t *testing.T, r result, code int, stdout, stderr string) {
+	t.Helper()
+	if r.code != code {
+		t.Errorf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
+	}
+	if stdout != "" && !regexp.MustCompile(stdout).MatchString(r.stdout) {
+		t.Errorf("stdout does not match %q:\n%s\nstderr:\n%s", stdout, r.stdout, r.stderr)
+	}
+	if stderr != "" && !regexp.MustCompile(stderr).MatchString(r.stderr) {
+		t.Errorf("stderr does not match %q:\n%s", stderr, r.stderr)
+	}
+}
+
+// TestWorkspaceUnderTmp checks that a workspace below /tmp is bound into
+// the private /tmp, writable as the policy says, and that nothing else of
+// the host's /tmp shows.
+func TestWorkspaceUnderTmp(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorldIn(t, "/tmp", u.uid, `{"filesystem": {"allowWrite": ["."], "denyRead": ["secret.txt"]}}`)
+			r := w.fence(t, "", nil, "-c", `echo x > new && cat new && ls -A /tmp && ls -A $(dirname $PWD) && cat secret.txt`)
+			check(t, r, 1, `^x\nfence-world-\w+\nws\n$`, `secret.txt: Permission denied`)
+		})
+	}
+}
+
+// TestEscapes runs the escape helper inside the sandbox: every attempt
+// must fail, with the errno that shows which layer stopped it.
+func TestEscapes(t *testing.T) {
+	want := map[string]string{
+		"ptrace-init":   "EPERM",  // seccomp
+		"open-init-mem": "EACCES", // init is not dumpable
+		"mount-tmpfs":   "EPERM",
+		"umount-proc":   "EPERM",
+		"unshare-user":  "EPERM",
+		"unshare-mount": "EPERM",
+		"clone-newuser": "EPERM",
+		"clone3":        "ENOSYS", // so libc falls back to clone, which the filter can read
+		"setns":         "EPERM",
+		"tiocsti":       "EPERM",
+		"personality":   "EPERM",
+		"keyctl":        "EPERM",
+		"bpf":           "EPERM",
+		"chroot":        "EPERM",
+		"sethostname":   "EPERM", // no capabilities
+	}
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{}`)
+			r := w.fence(t, "", nil, "--", "./escape")
+			check(t, r, 0, "", "")
+			got := map[string]string{}
+			for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+				name, errno, _ := strings.Cut(line, ": ")
+				got[name] = errno
+			}
+			for name, errno := range want {
+				if got[name] != errno {
+					t.Errorf("%s: got %q, want %q", name, got[name], errno)
+				}
+			}
+		})
+	}
+}
+
+// TestProcessIsolation checks what the command sees of processes,
+// capabilities, the environment and the network.
+func TestProcessIsolation(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	tests := []struct {
+		name, policy, script string
+		env                  []string
+		code                 int
+		stdout, stderr       string
+	}{
+		{"only sandbox processes in /proc", `{}`, fmt.Sprintf(`test ! -e /proc/%d && tr '\0' ' ' < /proc/1/cmdline && ls /proc | grep -c '^[0-9]'`, os.Getpid()), nil, 0, `^fence-init [1-5]\n$`, ""},
+		{"no capabilities", `{}`, `grep ^Cap /proc/self/status`, nil, 0, `^CapInh:\t0+\nCapPrm:\t0+\nCapEff:\t0+\nCapBnd:\t0+\nCapAmb:\t0+\n$`, ""},
+		{"id unchanged", `{}`, `id -u`, nil, 0, "", ""},
+		{"environment sanitised", `{"env": {"deny": ["*_TOKEN", "AWS_*"], "allow": ["KEEP_TOKEN"]}}`, `env | sort`,
+			[]string{"LD_PRELOAD=/nonexistent.so", "LD_LIBRARY_PATH=/x", "AWS_SECRET_ACCESS_KEY=a", "MY_TOKEN=b", "KEEP_TOKEN=c"}, 0,
+			`(?s)^FENCE_SANDBOX=1\nHOME=.*KEEP_TOKEN=c\n`, ""},
+		{"no network", `{}`, fmt.Sprintf(`echo > /dev/tcp/127.0.0.1/%d`, port), nil, 1, "", `Connection refused`},
+		{"host network with *", `{"network": {"allowedDomains": ["*"]}}`, fmt.Sprintf(`echo > /dev/tcp/127.0.0.1/%d && echo connected`, port), nil, 0, `^connected\n$`, ""},
+		{"stdin passes through", `{}`, `cat`, nil, 0, `^piped input\n$`, ""},
+	}
+	for _, u := range users(t) {
+		for _, tt := range tests {
+			t.Run(u.name+"/"+tt.name, func(t *testing.T) {
+				w := newWorld(t, u.uid, tt.policy)
+				r := w.fence(t, "piped input\n", tt.env, "-c", tt.script)
+				check(t, r, tt.code, tt.stdout, tt.stderr)
+				if tt.name == "id unchanged" && strings.TrimSpace(r.stdout) != fmt.Sprint(u.uid) {
+					t.Errorf("id -u = %q, want %d", r.stdout, u.uid)
+				}
+				if strings.Contains(r.stdout, "AWS_SECRET") || strings.Contains(r.stdout, "MY_TOKEN") || strings.Contains(r.stdout, "LD_") {
+					t.Errorf("environment leaks a removed variable:\n%s", r.stdout)
+				}
+			})
+		}
+	}
+}
+
+func TestExitCodesAndSignals(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"success", []string{"--", "true"}, 0},
+		{"own status", []string{"-c", "exit 7"}, 7},
+		{"killed by a signal", []string{"-c", "kill -KILL $$"}, 128 + 9},
+		{"not found", []string{"--", "no-such-command"}, 127},
+		{"not executable", []string{"--", "./README"}, 126},
+		{"bad flag", []string{"--no-such-flag", "--", "true"}, 125},
+		{"no helper binaries on PATH", []string{"--", "/bin/sh", "-c", "PATH=; command -v bwrap || command -v socat || exit 3"}, 3},
+	}
+	for _, u := range users(t) {
+		for _, tt := range tests {
+			t.Run(u.name+"/"+tt.name, func(t *testing.T) {
+				w := newWorld(t, u.uid, `{}`)
+				r := w.fence(t, "", nil, tt.args...)
+				check(t, r, tt.code, "", "")
+			})
+		}
+	}
+}
+
+// TestSignalForwarding sends SIGTERM to fence and expects the command to
+// receive it: fence exits 143 and no process of the sandbox is left.
+func TestSignalForwarding(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{}`)
+			cmd := exec.Command(filepath.Join(bin, "fence"), "-s", w.settings, "-c", "sleep 987654 & echo started; wait")
+			if u.uid != os.Getuid() {
+				cmd = exec.Command("setpriv", fmt.Sprintf("--reuid=%d", u.uid), fmt.Sprintf("--regid=%d", u.uid), "--clear-groups",
+					filepath.Join(bin, "fence"), "-s", w.settings, "-c", "sleep 987654 & echo started; wait")
+			}
+			cmd.Dir, cmd.Env = w.ws, []string{"HOME=" + w.home, "PATH=/usr/bin:/bin"}
+			out, err := cmd.StdoutPipe()
+			must(t, err)
+			must(t, cmd.Start())
+			buf := make([]byte, 8)
+			if n, _ := out.Read(buf); string(buf[:n]) != "started\n" {
+				t.Fatalf("read %q, want started", buf[:n])
+			}
+			must(t, cmd.Process.Signal(syscall.SIGTERM))
+			err = cmd.Wait()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 143 {
+				t.Errorf("fence after SIGTERM: %v, want exit 143", err)
+			}
+			assertNoProcess(t, "987654")
+		})
+	}
+}
+
+// TestNoOrphans checks that a daemon the command leaves behind dies with
+// the sandbox.
+func TestNoOrphans(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{}`)
+			r := w.fence(t, "", nil, "-c", "setsid sleep 876543 </dev/null >/dev/null 2>&1 & echo spawned")
+			check(t, r, 0, `^spawned\n$`, "")
+			assertNoProcess(t, "876543")
+		})
+	}
+}
+
+func assertNoProcess(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second) // the kernel reaps asynchronously
+	for {
+		found := ""
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, p := range procs {
+			if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), marker) {
+				found = p
+			}
+		}
+		if found == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a sandboxed process outlived fence: %s", found)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -57,3 +57,14 @@ func lastCap() (int, error) {
 	}
 	return strconv.Atoi(strings.TrimSpace(string(b)))
 }
+
+// hasCapabilities reports whether this thread holds any permitted
+// capability (a caller without them has nothing to drop).
+func hasCapabilities() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return true
+	}
+	return data[0].Permitted != 0 || data[1].Permitted != 0
+}

@@ -97,10 +97,8 @@ func confine(w *wire) error {
 	if err := applyLandlock(plan.Landlock.Rules); err != nil {
 		return err
 	}
-	if w.Namespaces {
-		if err := dropCapabilities(); err != nil {
-			return err
-		}
+	if err := dropCapabilities(); err != nil && (w.Namespaces || hasCapabilities()) {
+		return err
 	}
 	return installSeccomp(w.Plan.Network == "none" && !w.Namespaces)
 }

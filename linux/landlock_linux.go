@@ -2,6 +2,7 @@ package linux
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -14,6 +15,8 @@ var (
 	accessRead  = landlock.AccessFSSet(ll.AccessFSReadFile | ll.AccessFSReadDir | ll.AccessFSExecute)
 	accessExec  = landlock.AccessFSSet(ll.AccessFSReadFile | ll.AccessFSExecute)
 	accessWrite = landlock.V7.HandledAccessFS
+	// accessFile are the rights that apply to a file (not a directory).
+	accessFile = landlock.AccessFSSet(ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev)
 )
 
 func accessOf(name string) (landlock.AccessFSSet, error) {
@@ -52,6 +55,9 @@ func applyLandlock(rules []sandbox.LandlockRule) error {
 		access, err := accessOf(r.Access)
 		if err != nil {
 			return err
+		}
+		if fi, err := os.Stat(r.Path); err == nil && !fi.IsDir() {
+			access &= accessFile
 		}
 		opts = append(opts, landlock.PathAccess(access, r.Path).IgnoreIfMissing())
 	}

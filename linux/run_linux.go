@@ -22,13 +22,13 @@ import (
 // fence: the command's status, 128+N for a signal, or 125 when the sandbox
 // could not be built (then with an error). Warnings go to stderr.
 func Run(plan *sandbox.Plan, stderr io.Writer) (int, error) {
-	if err := checkLandlock(plan.Landlock.MinABI, plan.Landlock.Reasons, plan.Degraded, stderr); err != nil {
+	if err := checkLandlock(KernelLandlockABI(), plan.Landlock.MinABI, plan.Landlock.Reasons, plan.Degraded, stderr); err != nil {
 		return sandbox.ExitFenceError, err
 	}
 	w := &wire{Plan: plan, Env: plan.Env, Namespaces: true, Foreground: isForeground()}
 	code, err := supervise(w)
 	if errors.Is(err, errNoUserNS) {
-		return sandbox.ExitFenceError, fmt.Errorf("%w; the Landlock-only fallback is not available in this build", err)
+		code, err = runLandlockOnly(plan, err, w.Foreground, stderr)
 	}
 	if err != nil {
 		return sandbox.ExitFenceError, err
@@ -37,12 +37,30 @@ func Run(plan *sandbox.Plan, stderr io.Writer) (int, error) {
 	return code, nil
 }
 
+// runLandlockOnly runs the plan without namespaces, when the system does
+// not let this user create them, and says what is weaker.
+func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, stderr io.Writer) (int, error) {
+	tmp, err := os.MkdirTemp("", "fence-tmp-")
+	if err != nil {
+		return 0, fmt.Errorf("create private TMPDIR: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	ll := sandbox.LandlockOnly(plan, tmp)
+	if err := checkLandlock(KernelLandlockABI(), ll.Landlock.MinABI, ll.Landlock.Reasons, plan.Degraded, stderr); err != nil {
+		return 0, fmt.Errorf("%v, and %w", why, err)
+	}
+	fmt.Fprintf(stderr, "fence: warning: %v: enforcing the policy with Landlock alone, which is weaker:\n", why)
+	for _, w := range sandbox.Weaker {
+		fmt.Fprintf(stderr, "fence: warning:   %s\n", w)
+	}
+	return supervise(&wire{Plan: ll, Env: ll.Env, Namespaces: false, Foreground: foreground})
+}
+
 var errNoUserNS = errors.New("user namespaces are not available to this user")
 
 // checkLandlock refuses to run on a kernel whose Landlock is older than
 // the plan needs, unless degraded is "warn"; then it says what is weaker.
-func checkLandlock(need int, reasons []string, degraded string, stderr io.Writer) error {
-	have := KernelLandlockABI()
+func checkLandlock(have, need int, reasons []string, degraded string, stderr io.Writer) error {
 	if have >= need && have > 0 {
 		return nil
 	}

@@ -1,0 +1,56 @@
+//go:build linux
+
+package linux
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestCheckLandlock pins the fail-closed rule: a kernel older than the
+// plan needs is refused unless --degraded=warn, and then fence says so.
+func TestCheckLandlock(t *testing.T) {
+	tests := []struct {
+		have, need int
+		degraded   string
+		err, warn  string
+	}{
+		{7, 1, "refuse", "", ""},
+		{6, 6, "refuse", "", ""},
+		{5, 6, "refuse", "the kernel's Landlock ABI is 5, and this policy needs 6 (why): refusing to run with weaker enforcement than the policy asks; pass --degraded=warn to run anyway", ""},
+		{0, 1, "refuse", "Landlock is not available in this kernel (or disabled at boot) (why): refusing", ""},
+		{5, 6, "warn", "", "fence: warning: the kernel's Landlock ABI is 5, and this policy needs 6 (why): running with weaker enforcement\n"},
+		{0, 1, "warn", "", "fence: warning: Landlock is not available"},
+	}
+	for _, tt := range tests {
+		var stderr bytes.Buffer
+		err := checkLandlock(tt.have, tt.need, []string{"why"}, tt.degraded, &stderr)
+		if (err == nil) != (tt.err == "") || err != nil && !strings.HasPrefix(err.Error(), tt.err) {
+			t.Errorf("checkLandlock(%d, %d, %s) = %v, want %q", tt.have, tt.need, tt.degraded, err, tt.err)
+		}
+		if !strings.HasPrefix(stderr.String(), tt.warn) || (tt.warn == "") != (stderr.Len() == 0) {
+			t.Errorf("checkLandlock(%d, %d, %s) printed %q, want %q", tt.have, tt.need, tt.degraded, stderr.String(), tt.warn)
+		}
+	}
+}
+
+// TestSeccompProgramAssembles checks that every jump of the filter lands
+// inside the program, with and without the socket rule.
+func TestSeccompProgramAssembles(t *testing.T) {
+	for _, deny := range []bool{false, true} {
+		prog, err := seccompProgram(deny)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last := prog[len(prog)-1]; last.Op != 0x06 { // BPF_RET|BPF_K
+			t.Errorf("the program does not end with a return: %+v", last)
+		}
+		for i, ins := range prog {
+			isJump := ins.Op&0x07 == 0x05 // BPF_JMP class
+			if isJump && (int(ins.Jt)+i+1 >= len(prog) || int(ins.Jf)+i+1 >= len(prog)) {
+				t.Errorf("instruction %d jumps past the end: %+v", i, ins)
+			}
+		}
+	}
+}

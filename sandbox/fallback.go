@@ -1,0 +1,93 @@
+package sandbox
+
+import (
+	"os"
+	"path"
+	"slices"
+)
+
+// Weaker lists what a Landlock-only sandbox does not enforce that the
+// namespace sandbox does, for the warning fence prints when it falls back.
+var Weaker = []string{
+	"no mount namespace: directories on the way to a denied path cannot be listed, and new files cannot be created directly in them",
+	"no private /tmp: TMPDIR points to a private directory instead",
+	"no pid namespace: host processes are visible, and daemons the command starts can outlive it",
+	"no network namespace: sockets other than unix sockets are refused by seccomp instead",
+}
+
+// LandlockOnly rewrites plan for a system where fence cannot create user
+// namespaces, so that Landlock alone enforces the filesystem policy. A
+// deny inside an allowed tree is expressed by granting the tree's other
+// entries, so that the denied path gets no rule at all. tmpDir is a
+// private directory the command may write, in place of a private /tmp.
+func LandlockOnly(plan *Plan, tmpDir string) *Plan {
+	p := *plan
+	p.Mounts = Mounts{}
+	p.Env = append(slices.Clone(plan.Env), "TMPDIR="+tmpDir)
+	var deniedRead, deniedWrite []string
+	for _, m := range plan.Mounts.Masks {
+		deniedRead = append(deniedRead, m.Path)
+	}
+	deniedWrite = slices.Clone(deniedRead)
+	for _, b := range plan.Mounts.Binds {
+		if !b.Write {
+			deniedWrite = append(deniedWrite, b.Path)
+		}
+	}
+	var rules []LandlockRule
+	for _, r := range plan.Landlock.Rules {
+		denied := deniedRead
+		switch {
+		case r.Path == "/dev" || r.Path == "/tmp" && r.Why == "the private /tmp":
+			continue
+		case r.Access == "write":
+			denied = deniedWrite
+		}
+		for _, g := range carve(r.Path, denied) {
+			rules = append(rules, LandlockRule{Path: g, Access: r.Access, Why: r.Why})
+		}
+	}
+	rules = append(rules, LandlockRule{Path: tmpDir, Access: "write", Why: "the private TMPDIR"})
+	devices := []string{"/dev"}
+	if plan.Mounts.Devices != "host" {
+		devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm"}
+		devices = append(devices, plan.Mounts.DevAllow...)
+	}
+	for _, d := range devices {
+		for _, g := range carve(d, deniedRead) {
+			rules = append(rules, LandlockRule{Path: g, Access: "dev", Why: "device nodes"})
+		}
+	}
+	p.Landlock = Landlock{
+		Rules:  rules,
+		MinABI: 6,
+		Reasons: append(slices.Clone(plan.Landlock.Reasons),
+			"without namespaces, ABI 3 is needed to control truncation and ABI 6 to keep signals and abstract unix sockets inside the sandbox"),
+	}
+	return &p
+}
+
+// carve returns paths that together grant root minus everything in denied:
+// root itself when nothing denied lies below it, nothing when root is
+// denied, otherwise the carving of each entry of root. Symlinks are never
+// granted: a rule on a link would grant its target.
+func carve(root string, denied []string) []string {
+	if slices.ContainsFunc(denied, func(d string) bool { return under(root, d) }) {
+		return nil
+	}
+	if !slices.ContainsFunc(denied, func(d string) bool { return under(d, root) }) {
+		return []string{root}
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Type()&os.ModeSymlink != 0 {
+			continue
+		}
+		out = append(out, carve(path.Join(root, e.Name()), denied)...)
+	}
+	return out
+}

@@ -11,17 +11,20 @@ import (
 	"kernel.org/pub/linux/libs/security/libcap/psx"
 )
 
-// dropCapabilities empties the bounding, ambient, inheritable, permitted
-// and effective capability sets of every thread, and locks the securebits
-// so that executing a program as uid 0 grants nothing back. After it, a
-// root caller's command is as powerless as anyone's.
+// dropCapabilities empties the ambient, inheritable, permitted and
+// effective capability sets of every thread and the bounding set of the
+// calling thread, and locks the securebits so that executing a program as
+// uid 0 grants nothing back. After it, a root caller's command is as
+// powerless as anyone's. The caller must be locked to its OS thread.
 func dropCapabilities() error {
 	last, err := lastCap()
 	if err != nil {
 		return err
 	}
+	// The bounding set only matters to a thread that executes a program:
+	// the init runs the command from this (locked) thread.
 	for c := 0; c <= last; c++ {
-		if err := allThreadsPrctl(unix.PR_CAPBSET_DROP, uintptr(c), 0); err != nil {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
 			return fmt.Errorf("prctl(PR_CAPBSET_DROP, %d): %w", c, err)
 		}
 	}
@@ -31,6 +34,8 @@ func dropCapabilities() error {
 	if err := allThreadsPrctl(unix.PR_SET_SECUREBITS, secureBits, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_SECUREBITS): %w", err)
 	}
+	// With permitted sets empty on every thread, nothing can raise a
+	// capability again.
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if _, _, e := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {

@@ -26,6 +26,7 @@ type GlobReport struct {
 type matcher struct {
 	deadline time.Time
 	reports  []GlobReport
+	dirs     map[string][]string // directory -> entry names, read once
 }
 
 // existing returns the existing paths that rule r names: the path itself
@@ -38,7 +39,7 @@ func (m *matcher) existing(r policy.Rule) []string {
 	case r.Glob:
 		found, cut = m.walk(r)
 	case r.Fold:
-		found = caseVariants(r.Pattern)
+		found = m.caseVariants(r.Pattern)
 	default:
 		if _, err := os.Lstat(r.Pattern); err == nil {
 			found = []string{r.Pattern}
@@ -52,16 +53,23 @@ func (m *matcher) existing(r policy.Rule) []string {
 
 // caseVariants returns the entries of p's directory whose names equal p's
 // name without regard to case.
-func caseVariants(p string) []string {
+func (m *matcher) caseVariants(p string) []string {
 	dir, name := path.Split(p)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
+	names, ok := m.dirs[dir]
+	if !ok {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if m.dirs == nil {
+			m.dirs = map[string][]string{}
+		}
+		m.dirs[dir] = names
 	}
 	var out []string
-	for _, e := range entries {
-		if strings.EqualFold(e.Name(), name) {
-			out = append(out, path.Join(dir, e.Name()))
+	for _, n := range names {
+		if strings.EqualFold(n, name) {
+			out = append(out, path.Join(dir, n))
 		}
 	}
 	return out

@@ -24,6 +24,7 @@ func TestScript(t *testing.T) {
 			home := env.WorkDir + "/home"
 			env.Setenv("HOME", home)
 			env.Setenv("XDG_CONFIG_HOME", "")
+			env.Setenv("MY_TOKEN", "hunter2")
 			return os.MkdirAll(home, 0o755)
 		},
 	})

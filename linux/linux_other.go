@@ -26,3 +26,15 @@ func SeccompSummary() []string { return nil }
 func Run(*sandbox.Plan, io.Writer) (int, error) {
 	return sandbox.ExitFenceError, fmt.Errorf("the Linux sandbox cannot run on %s", runtime.GOOS)
 }
+
+// Finding is one line of `fence doctor`.
+type Finding struct {
+	Name   string
+	OK     bool
+	Detail string
+}
+
+// Doctor reports that the Linux backend does not apply off Linux.
+func Doctor() []Finding {
+	return []Finding{{Name: "linux backend", Detail: "not available on " + runtime.GOOS}}
+}

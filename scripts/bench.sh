@@ -10,8 +10,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-200}
 
-echo "== go benchmarks"
-go test ./... -run '^$' -bench . -benchmem
+echo "== go benchmarks (policy)"
+go test ./policy -run '^$' -bench . -benchmem
+
+echo "== sandbox start-up: true, unshare -Urmnp -f true, fence -t code -- true (median-ms per run)"
+go test ./linux -run '^$' -bench . -benchtime "${runs}x"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -1,0 +1,97 @@
+package linux
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fence-sandbox/fence/sandbox"
+)
+
+// Finding is one line of `fence doctor`: a feature, whether it works,
+// and what its absence costs.
+type Finding struct {
+	Name   string
+	OK     bool
+	Detail string
+}
+
+// landlockCosts says what each Landlock ABI adds, and so what a kernel
+// without it cannot enforce.
+var landlockCosts = map[int]string{
+	1: "no Landlock at all: fence refuses to run (or, with --degraded=warn, relies on mounts alone)",
+	2: "ABI 2 (REFER): without it, renaming across directories inside writable trees fails",
+	3: "ABI 3 (TRUNCATE): without it, the Landlock-only fallback cannot stop truncation",
+	5: "ABI 5 (IOCTL_DEV): without it, ioctl on device files is not restricted by Landlock",
+	6: "ABI 6 (scopes): without it, host-network policies and the Landlock-only fallback are refused",
+}
+
+// Doctor checks what the kernel offers fence and runs a sandbox probe.
+func Doctor() []Finding {
+	var uts unix.Utsname
+	unix.Uname(&uts)
+	out := []Finding{{Name: "kernel", OK: true, Detail: unix.ByteSliceToString(uts.Release[:]) + " " + unix.ByteSliceToString(uts.Machine[:])}}
+	abi := KernelLandlockABI()
+	f := Finding{Name: "landlock", OK: abi >= 6, Detail: fmt.Sprintf("ABI %d (fence uses up to 7)", abi)}
+	for v := 1; v <= 6; v++ {
+		if abi < v && landlockCosts[v] != "" {
+			f.Detail += "; " + landlockCosts[v]
+		}
+	}
+	out = append(out, f, Finding{Name: "seccomp", OK: seccompAvailable(), Detail: "filter mode with TSYNC"})
+	limits, ok := userNSLimits()
+	out = append(out, Finding{Name: "user namespaces", OK: ok, Detail: limits})
+	return append(out, probe())
+}
+
+func seccompAvailable() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	return err == nil && strings.Contains(string(b), "\nSeccomp:")
+}
+
+// userNSLimits reports the sysctls that govern user namespaces, and
+// whether they let this user create one.
+func userNSLimits() (string, bool) {
+	var parts []string
+	ok := true
+	for _, k := range []struct{ key, blocks string }{
+		{"user/max_user_namespaces", "0"},
+		{"kernel/unprivileged_userns_clone", "0"},
+		{"kernel/apparmor_restrict_unprivileged_userns", "1"},
+	} {
+		b, err := os.ReadFile("/proc/sys/" + k.key)
+		if err != nil {
+			continue
+		}
+		v := strings.TrimSpace(string(b))
+		parts = append(parts, fmt.Sprintf("%s=%s", strings.ReplaceAll(k.key, "/", "."), v))
+		if v == k.blocks && (os.Getuid() != 0 || k.key == "user/max_user_namespaces") {
+			ok = false
+		}
+	}
+	return strings.Join(parts, ", "), ok
+}
+
+// probe runs /bin/true in a full sandbox: namespaces, mounts, Landlock,
+// capabilities and seccomp.
+func probe() Finding {
+	plan := &sandbox.Plan{
+		Argv: []string{"/bin/true"}, Dir: "/", UID: os.Getuid(), GID: os.Getgid(), Network: "none",
+		Mounts:   sandbox.Mounts{PrivateTmp: true, Devices: "minimal"},
+		Landlock: sandbox.Landlock{Rules: []sandbox.LandlockRule{{Path: "/", Access: "read"}}, MinABI: 1},
+		Degraded: "warn",
+	}
+	code, err := supervise(&wire{Plan: plan, Namespaces: true})
+	switch {
+	case errors.Is(err, errNoUserNS):
+		return Finding{Name: "sandbox probe", Detail: fmt.Sprintf("%v: fence falls back to Landlock alone (%s)", err, strings.Join(sandbox.Weaker, "; "))}
+	case err != nil:
+		return Finding{Name: "sandbox probe", Detail: err.Error()}
+	case code != 0:
+		return Finding{Name: "sandbox probe", Detail: fmt.Sprintf("/bin/true exited %d inside the sandbox", code)}
+	}
+	return Finding{Name: "sandbox probe", OK: true, Detail: "user, mount, pid, ipc, uts and network namespaces, mounts, Landlock, no capabilities and seccomp all work"}
+}

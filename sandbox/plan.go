@@ -221,6 +221,7 @@ func (b *builder) build() {
 	}
 	mounts.Binds = dedupeBinds(mounts.Binds)
 	sortByDepth(mounts.Binds, func(x Bind) string { return x.Path })
+	sortByDepth(denyRead, func(r resolved) string { return r.path })
 	for _, d := range denyRead {
 		hidden := under(d.path, "/tmp") && !slices.ContainsFunc(mounts.Binds, func(x Bind) bool { return under(d.path, x.Path) })
 		if !hidden && !slices.ContainsFunc(mounts.Masks, func(m Mask) bool { return under(d.path, m.Path) }) {
@@ -255,9 +256,15 @@ func under(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
 
+// sortByDepth orders paths parents first, and by name among equals, so
+// that a mount never hides one made before it and plans are stable.
 func sortByDepth[T any](xs []T, pathOf func(T) string) {
 	slices.SortStableFunc(xs, func(a, b T) int {
-		return strings.Count(path.Clean(pathOf(a)), "/") - strings.Count(path.Clean(pathOf(b)), "/")
+		pa, pb := path.Clean(pathOf(a)), path.Clean(pathOf(b))
+		if d := strings.Count(pa, "/") - strings.Count(pb, "/"); d != 0 {
+			return d
+		}
+		return strings.Compare(pa, pb)
 	})
 }
 

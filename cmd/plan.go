@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fence-sandbox/fence/linux"
 	"github.com/fence-sandbox/fence/policy"
 	"github.com/fence-sandbox/fence/sandbox"
 )
@@ -45,10 +46,15 @@ func buildPlan(pf *policyFlags, argv []string, shell, degraded string) (*sandbox
 	pol := policy.Compile(res.Config, policy.Env{
 		Dir: opts.Dir, Home: opts.Home, UserConfigDir: opts.UserConfigDir, ConfigFiles: res.Files,
 	})
-	return sandbox.NewPlan(pol, sandbox.Options{
+	plan, err := sandbox.NewPlan(pol, sandbox.Options{
 		Argv: argv, Shell: shell, Environ: os.Environ(),
 		UID: os.Getuid(), GID: os.Getgid(), Degraded: degraded,
 	})
+	if err != nil {
+		return nil, err
+	}
+	plan.Seccomp = linux.SeccompSummary()
+	return plan, nil
 }
 
 // printPlanDebug prints the plan for -d, one line per decision.
@@ -73,6 +79,9 @@ func printPlanDebug(w io.Writer, p *sandbox.Plan) {
 			cut = ", cut short by the time budget"
 		}
 		fmt.Fprintf(w, "fence: debug: globs: %s matched %d paths%s\n", g.Rule, g.Matches, cut)
+	}
+	if len(p.Seccomp) > 0 {
+		fmt.Fprintf(w, "fence: debug: seccomp: EPERM for %s\n", strings.Join(p.Seccomp, ", "))
 	}
 	if len(p.EnvRemoved) > 0 {
 		fmt.Fprintf(w, "fence: debug: env: removed %s\n", strings.Join(p.EnvRemoved, ", "))

@@ -333,7 +333,6 @@ func TestExitCodesAndSignals(t *testing.T) {
 		{"not found", []string{"--", "no-such-command"}, 127},
 		{"not executable", []string{"--", "./README"}, 126},
 		{"bad flag", []string{"--no-such-flag", "--", "true"}, 125},
-		{"no helper binaries on PATH", []string{"--", "/bin/sh", "-c", "PATH=; command -v bwrap || command -v socat || exit 3"}, 3},
 	}
 	for _, u := range users(t) {
 		for _, tt := range tests {
@@ -344,6 +343,38 @@ func TestExitCodesAndSignals(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestNoHelperBinaries runs fence with a PATH that holds no program at
+// all (so no bwrap, no socat): fence needs nothing but itself.
+func TestNoHelperBinaries(t *testing.T) {
+	w := newWorld(t, os.Getuid(), `{"filesystem": {"allowWrite": ["."]}}`)
+	empty := t.TempDir()
+	cmd := exec.Command(filepath.Join(bin, "fence"), "-s", w.settings, "--", "/bin/sh", "-c", "echo ok > f && /bin/cat f")
+	cmd.Dir, cmd.Env = w.ws, []string{"HOME=" + w.home, "PATH=" + empty}
+	out, err := cmd.CombinedOutput()
+	if err != nil || string(out) != "ok\n" {
+		t.Fatalf("fence with an empty PATH: %v\n%s", err, out)
+	}
+}
+
+// TestSupervisorDeath kills fence with SIGKILL, which it cannot forward:
+// the init dies with it (Pdeathsig), and with the init the whole pid
+// namespace.
+func TestSupervisorDeath(t *testing.T) {
+	w := newWorld(t, os.Getuid(), `{}`)
+	cmd := exec.Command(filepath.Join(bin, "fence"), "-s", w.settings, "-c", "sleep 765432 & echo started; wait")
+	cmd.Dir, cmd.Env = w.ws, []string{"HOME=" + w.home, "PATH=/usr/bin:/bin"}
+	out, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	buf := make([]byte, 8)
+	if n, _ := out.Read(buf); string(buf[:n]) != "started\n" {
+		t.Fatalf("read %q, want started", buf[:n])
+	}
+	must(t, cmd.Process.Kill())
+	cmd.Wait()
+	assertNoProcess(t, "765432")
 }
 
 // TestSignalForwarding sends SIGTERM to fence and expects the command to

@@ -28,6 +28,9 @@ type Plan struct {
 	Network  string   `json:"network"`
 	Mounts   Mounts   `json:"mounts"`
 	Landlock Landlock `json:"landlock"`
+	// Seccomp describes the system call filter, for people; the backend
+	// owns the filter itself.
+	Seccomp []string `json:"seccomp,omitempty"`
 	// Degraded says what to do when the kernel cannot enforce all of the
 	// plan: "refuse" (the default) or "warn".
 	Degraded string       `json:"degraded"`

@@ -134,19 +134,26 @@ type result struct {
 	code           int
 }
 
-// fence runs the built binary in w.ws as w's user with the world's policy.
-func (w *world) fence(t *testing.T, stdin string, env []string, args ...string) result {
-	t.Helper()
+// command is fence with args, in w.ws, as w's user, with the world's
+// policy and a small environment plus env.
+func (w *world) command(ctx context.Context, env []string, args ...string) *exec.Cmd {
 	argv := append([]string{filepath.Join(bin, "fence"), "-s", w.settings}, args...)
 	if w.uid != os.Getuid() {
 		argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", w.uid), fmt.Sprintf("--regid=%d", w.uid), "--clear-groups"}, argv...)
 	}
-	// The timeout only keeps a hung sandbox from hanging the suite.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = w.ws
 	cmd.Env = append([]string{"HOME=" + w.home, "PATH=/usr/local/bin:/usr/bin:/bin"}, env...)
+	return cmd
+}
+
+// fence runs fence with args and stdin, and returns what it did.
+func (w *world) fence(t *testing.T, stdin string, env []string, args ...string) result {
+	t.Helper()
+	// The timeout only keeps a hung sandbox from hanging the suite.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := w.command(ctx, env, args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -362,19 +369,15 @@ func TestNoHelperBinaries(t *testing.T) {
 // the init dies with it (Pdeathsig), and with the init the whole pid
 // namespace.
 func TestSupervisorDeath(t *testing.T) {
-	w := newWorld(t, os.Getuid(), `{}`)
-	cmd := exec.Command(filepath.Join(bin, "fence"), "-s", w.settings, "-c", "sleep 765432 & echo started; wait")
-	cmd.Dir, cmd.Env = w.ws, []string{"HOME=" + w.home, "PATH=/usr/bin:/bin"}
-	out, err := cmd.StdoutPipe()
-	must(t, err)
-	must(t, cmd.Start())
-	buf := make([]byte, 8)
-	if n, _ := out.Read(buf); string(buf[:n]) != "started\n" {
-		t.Fatalf("read %q, want started", buf[:n])
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{}`)
+			cmd := w.startSleeper(t, "765432")
+			must(t, cmd.Process.Kill())
+			cmd.Wait()
+			assertNoProcess(t, "765432")
+		})
 	}
-	must(t, cmd.Process.Kill())
-	cmd.Wait()
-	assertNoProcess(t, "765432")
 }
 
 // TestSignalForwarding sends SIGTERM to fence and expects the command to
@@ -383,27 +386,31 @@ func TestSignalForwarding(t *testing.T) {
 	for _, u := range users(t) {
 		t.Run(u.name, func(t *testing.T) {
 			w := newWorld(t, u.uid, `{}`)
-			cmd := exec.Command(filepath.Join(bin, "fence"), "-s", w.settings, "-c", "sleep 987654 & echo started; wait")
-			if u.uid != os.Getuid() {
-				cmd = exec.Command("setpriv", fmt.Sprintf("--reuid=%d", u.uid), fmt.Sprintf("--regid=%d", u.uid), "--clear-groups",
-					filepath.Join(bin, "fence"), "-s", w.settings, "-c", "sleep 987654 & echo started; wait")
-			}
-			cmd.Dir, cmd.Env = w.ws, []string{"HOME=" + w.home, "PATH=/usr/bin:/bin"}
-			out, err := cmd.StdoutPipe()
-			must(t, err)
-			must(t, cmd.Start())
-			buf := make([]byte, 8)
-			if n, _ := out.Read(buf); string(buf[:n]) != "started\n" {
-				t.Fatalf("read %q, want started", buf[:n])
-			}
+			cmd := w.startSleeper(t, "987654")
 			must(t, cmd.Process.Signal(syscall.SIGTERM))
-			err = cmd.Wait()
+			err := cmd.Wait()
 			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 143 {
 				t.Errorf("fence after SIGTERM: %v, want exit 143", err)
 			}
 			assertNoProcess(t, "987654")
 		})
 	}
+}
+
+// startSleeper starts fence running `sleep SECONDS` in the background of
+// a shell that waits for it, and returns once the shell is running.
+func (w *world) startSleeper(t *testing.T, seconds string) *exec.Cmd {
+	t.Helper()
+	cmd := w.command(context.Background(), nil, "-c", "sleep "+seconds+" & echo started; wait")
+	out, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	buf := make([]byte, 8)
+	if n, _ := out.Read(buf); string(buf[:n]) != "started\n" {
+		cmd.Process.Kill()
+		t.Fatalf("read %q, want started", buf[:n])
+	}
+	return cmd
 }
 
 // TestNoOrphans checks that a daemon the command leaves behind dies with

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -97,6 +98,11 @@ func supervise(w *wire) (int, error) {
 		return 0, err
 	}
 	defer statR.Close()
+	// Descriptors fence inherited without close-on-exec (an open
+	// directory, say) would reach past the mounts: no one gets them.
+	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return 0, fmt.Errorf("close_range: %w", err)
+	}
 	cmd := initCommand(w, planR, statW)
 	// Pdeathsig follows the thread that started the child: keep it.
 	runtime.LockOSThread()

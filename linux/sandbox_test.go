@@ -365,6 +365,24 @@ func TestNoHelperBinaries(t *testing.T) {
 	}
 }
 
+// TestInheritedDescriptors gives fence an open directory it did not ask
+// for: the command must not get it, or it could read past the masks.
+func TestInheritedDescriptors(t *testing.T) {
+	w := newWorld(t, os.Getuid(), `{"filesystem": {"denyRead": ["secrets"]}}`)
+	dir, err := os.Open(w.ws + "/secrets")
+	must(t, err)
+	defer dir.Close()
+	cmd := w.command(context.Background(), nil, "-c", "cat <&3 /dev/fd/3/inner.txt; ls /proc/self/fd")
+	cmd.ExtraFiles = []*os.File{dir}
+	out, _ := cmd.CombinedOutput()
+	if strings.Contains(string(out), "INNER-SECRET") {
+		t.Fatalf("the command read through an inherited descriptor:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^0\n1\n2\n3\n$`).Match(out) { // 3 is ls's own directory
+		t.Errorf("the command holds descriptors it should not:\n%s", out)
+	}
+}
+
 // TestSupervisorDeath kills fence with SIGKILL, which it cannot forward:
 // the init dies with it (Pdeathsig), and with the init the whole pid
 // namespace.

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"path"
 	"slices"
 	"strings"
@@ -50,13 +51,26 @@ type Policy struct {
 	DenyRead  []Rule   `json:"denyRead,omitempty"`
 	DenyWrite []Rule   `json:"denyWrite,omitempty"` // includes the mandatory protections
 	// HostNetwork is true when allowedDomains holds "*".
-	HostNetwork bool     `json:"hostNetwork,omitempty"`
-	EnvDeny     []string `json:"envDeny,omitempty"`
-	EnvAllow    []string `json:"envAllow,omitempty"`
-	DeviceMode  string   `json:"deviceMode"`
-	DeviceAllow []string `json:"deviceAllow,omitempty"`
-	AllowPty    bool     `json:"allowPty,omitempty"`
+	HostNetwork bool `json:"hostNetwork,omitempty"`
+	// AllowedDomains and DeniedDomains are normalised (see NormalizeHost).
+	AllowedDomains []string `json:"allowedDomains,omitempty"`
+	DeniedDomains  []string `json:"deniedDomains,omitempty"`
+	// HTTPProxyPort and SocksProxyPort are where the proxies listen on the
+	// sandbox's loopback.
+	HTTPProxyPort  int      `json:"httpProxyPort"`
+	SocksProxyPort int      `json:"socksProxyPort"`
+	EnvDeny        []string `json:"envDeny,omitempty"`
+	EnvAllow       []string `json:"envAllow,omitempty"`
+	DeviceMode     string   `json:"deviceMode"`
+	DeviceAllow    []string `json:"deviceAllow,omitempty"`
+	AllowPty       bool     `json:"allowPty,omitempty"`
 }
+
+// The proxies' default ports on the sandbox's loopback.
+const (
+	DefaultHTTPProxyPort  = 3128
+	DefaultSocksProxyPort = 1080
+)
 
 // SystemReadPaths are readable under defaultDenyRead (not strictDenyRead).
 var SystemReadPaths = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix", "/snap", "/run", "/proc", "/sys", "/dev"}
@@ -82,15 +96,19 @@ const OriginConfigPath = "always protected: a path fence reads config from"
 func Compile(c Config, env Env) *Policy {
 	fs := c.Filesystem
 	p := &Policy{
-		Dir:         env.Dir,
-		Home:        env.Home,
-		ReadMode:    ReadOpen,
-		HostNetwork: slices.Contains(c.Network.AllowedDomains, "*"),
-		EnvDeny:     c.Env.Deny,
-		EnvAllow:    c.Env.Allow,
-		DeviceMode:  c.Devices.Mode,
-		DeviceAllow: c.Devices.Allow,
-		AllowPty:    c.AllowPty,
+		Dir:            env.Dir,
+		Home:           env.Home,
+		ReadMode:       ReadOpen,
+		HostNetwork:    slices.Contains(c.Network.AllowedDomains, "*"),
+		AllowedDomains: normalizeRules(c.Network.AllowedDomains),
+		DeniedDomains:  normalizeRules(c.Network.DeniedDomains),
+		HTTPProxyPort:  cmp.Or(c.Network.HTTPProxyPort, DefaultHTTPProxyPort),
+		SocksProxyPort: cmp.Or(c.Network.SocksProxyPort, DefaultSocksProxyPort),
+		EnvDeny:        c.Env.Deny,
+		EnvAllow:       c.Env.Allow,
+		DeviceMode:     c.Devices.Mode,
+		DeviceAllow:    c.Devices.Allow,
+		AllowPty:       c.AllowPty,
 	}
 	if p.DeviceMode == "" || p.DeviceMode == "auto" {
 		p.DeviceMode = "minimal"

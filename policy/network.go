@@ -1,0 +1,129 @@
+package policy
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"golang.org/x/net/idna"
+)
+
+// MetadataAddrs are the cloud metadata service addresses. A name that
+// resolves to one is refused unless allowedDomains lists the address
+// itself, so DNS cannot be a route to the metadata service.
+var MetadataAddrs = []netip.Addr{netip.MustParseAddr("169.254.169.254"), netip.MustParseAddr("fd00:ec2::254")}
+
+// NetDecision is the verdict on one destination, with the rule that
+// decided it (empty when none matched).
+type NetDecision struct {
+	Allowed bool   `json:"allowed"`
+	Host    string `json:"host"` // normalised
+	Rule    string `json:"rule,omitempty"`
+	Reason  string `json:"reason"`
+}
+
+// NormalizeHost lowercases a host name, drops a trailing dot and turns
+// an internationalised name into its punycode form, so that every
+// spelling of a name meets the same rules. IP addresses come back in
+// their canonical form.
+func NormalizeHost(host string) (string, error) {
+	host = strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), ".")
+	if addr, err := netip.ParseAddr(host); err == nil {
+		return addr.Unmap().String(), nil
+	}
+	ascii, err := idna.Lookup.ToASCII(host)
+	if err != nil {
+		return "", fmt.Errorf("%q is not a valid host name: %w", host, err)
+	}
+	return strings.ToLower(ascii), nil
+}
+
+// DecideHost judges a destination by name before anything is resolved:
+// deniedDomains first, then allowedDomains.
+func (p *Policy) DecideHost(host string) NetDecision {
+	h, err := NormalizeHost(host)
+	if err != nil {
+		return NetDecision{Host: host, Reason: err.Error()}
+	}
+	if rule, ok := matchDomain(p.DeniedDomains, h); ok {
+		return NetDecision{Host: h, Rule: `network.deniedDomains "` + rule + `"`, Reason: "denied by network.deniedDomains"}
+	}
+	if rule, ok := matchDomain(p.AllowedDomains, h); ok {
+		return NetDecision{Allowed: true, Host: h, Rule: `network.allowedDomains "` + rule + `"`, Reason: "allowed"}
+	}
+	return NetDecision{Host: h, Reason: "not in network.allowedDomains"}
+}
+
+// DecideAddr judges an address an allowed name resolved to: a denied IP
+// literal, or a metadata address that allowedDomains does not list
+// literally, is refused.
+func (p *Policy) DecideAddr(host string, addr netip.Addr) NetDecision {
+	addr = addr.Unmap()
+	if rule, ok := matchDomain(p.DeniedDomains, addr.String()); ok {
+		return NetDecision{Host: host, Rule: `network.deniedDomains "` + rule + `"`, Reason: fmt.Sprintf("resolves to %s, which network.deniedDomains denies", addr)}
+	}
+	for _, m := range MetadataAddrs {
+		if addr == m && !containsAddr(p.AllowedDomains, addr) {
+			return NetDecision{Host: host, Reason: fmt.Sprintf("resolves to %s, the cloud metadata address, which only an allowedDomains entry naming the address itself can allow", addr)}
+		}
+	}
+	return NetDecision{Allowed: true, Host: host, Reason: "allowed"}
+}
+
+// matchDomain finds the first rule that matches the normalised host h:
+// "*" matches everything, "*.example.com" any subdomain (not the apex),
+// anything else the name or address itself.
+func matchDomain(rules []string, h string) (string, bool) {
+	hostAddr, hostIsAddr := parseAddr(h)
+	for _, r := range rules {
+		switch {
+		case r == "*":
+			return r, true
+		case strings.HasPrefix(r, "*."):
+			if !hostIsAddr && strings.HasSuffix(h, r[1:]) {
+				return r, true
+			}
+		case hostIsAddr:
+			if a, ok := parseAddr(r); ok && a == hostAddr {
+				return r, true
+			}
+		case r == h:
+			return r, true
+		}
+	}
+	return "", false
+}
+
+func parseAddr(s string) (netip.Addr, bool) {
+	a, err := netip.ParseAddr(s)
+	return a.Unmap(), err == nil
+}
+
+func containsAddr(rules []string, addr netip.Addr) bool {
+	for _, r := range rules {
+		if a, ok := parseAddr(r); ok && a == addr {
+			return true
+		}
+	}
+	return false
+}
+
+// normalizeRules puts domain rules in the form hosts are matched in. A
+// rule that cannot be normalised stays as written (validation has
+// already refused malformed ones).
+func normalizeRules(rules []string) []string {
+	out := make([]string, 0, len(rules))
+	for _, r := range rules {
+		prefix, name := "", r
+		if strings.HasPrefix(r, "*.") {
+			prefix, name = "*.", r[2:]
+		}
+		if r != "*" {
+			if n, err := NormalizeHost(name); err == nil {
+				name = n
+			}
+		}
+		out = append(out, prefix+name)
+	}
+	return out
+}

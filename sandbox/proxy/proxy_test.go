@@ -1,0 +1,182 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	xproxy "golang.org/x/net/proxy"
+
+	"github.com/fence-sandbox/fence/policy"
+)
+
+// rig is a target server on loopback and both proxies in front of it,
+// with a resolver hook that maps test names to addresses and a dial hook
+// that refuses anything but loopback, so no test traffic leaves the host.
+type rig struct {
+	target     string // the target server's port
+	httpProxy  string
+	socksProxy string
+	mu         sync.Mutex
+	lookedUp   []string
+	events     []Event
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") }))
+	t.Cleanup(srv.Close)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	r := &rig{target: port}
+	names := map[string]string{"allowed.test": "127.0.0.1", "a.wild.test": "127.0.0.1", "bad.wild.test": "127.0.0.1", "meta.test": "169.254.169.254", "twoaddr.test": "169.254.169.254"}
+	pol := policy.Compile(policy.Config{Network: policy.Network{
+		AllowedDomains: []string{"allowed.test", "*.wild.test", "meta.test", "127.0.0.1"},
+		DeniedDomains:  []string{"bad.wild.test"},
+	}}, policy.Env{})
+	s := &Server{
+		Policy: pol,
+		Resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
+			r.mu.Lock()
+			r.lookedUp = append(r.lookedUp, host)
+			r.mu.Unlock()
+			a, ok := names[host]
+			if !ok {
+				return nil, fmt.Errorf("no such host %s", host)
+			}
+			return []netip.Addr{netip.MustParseAddr(a)}, nil
+		},
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if ap, err := netip.ParseAddrPort(addr); err != nil || !ap.Addr().IsLoopback() {
+				t.Errorf("the proxy dialled %s, which is not loopback", addr)
+				return nil, fmt.Errorf("test dialer: %s is off limits", addr)
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		},
+		Log: func(e Event) {
+			r.mu.Lock()
+			r.events = append(r.events, e)
+			r.mu.Unlock()
+		},
+	}
+	for _, serve := range []struct {
+		addr *string
+		fn   func(net.Listener) error
+	}{{&r.httpProxy, s.ServeHTTP}, {&r.socksProxy, s.ServeSOCKS}} {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		*serve.addr = l.Addr().String()
+		go serve.fn(l)
+	}
+	return r
+}
+
+func TestHTTPProxy(t *testing.T) {
+	r := newRig(t)
+	proxyURL, _ := url.Parse("http://" + r.httpProxy)
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}}
+	tests := []struct {
+		host   string
+		status int
+		reason string
+	}{
+		{"allowed.test", 200, ""},
+		{"ALLOWED.test.", 200, ""},
+		{"a.wild.test", 200, ""},
+		{"127.0.0.1", 200, ""},
+		{"denied.test", 403, "not in network.allowedDomains"},
+		{"wild.test", 403, "not in network.allowedDomains"},
+		{"bad.wild.test", 403, `denied by network.deniedDomains (network.deniedDomains "bad.wild.test")`},
+		{"meta.test", 403, "resolves to 169.254.169.254, the cloud metadata address"},
+	}
+	for _, tt := range tests {
+		resp, err := client.Get("http://" + net.JoinHostPort(tt.host, r.target) + "/")
+		if err != nil {
+			t.Errorf("GET via proxy %s: %v", tt.host, err)
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || !strings.HasPrefix(resp.Header.Get("X-Fence-Reason"), tt.reason) {
+			t.Errorf("GET %s: %d %q %q, want %d %q", tt.host, resp.StatusCode, resp.Header.Get("X-Fence-Reason"), body, tt.status, tt.reason)
+		}
+		if tt.status == 200 && string(body) != "hello" {
+			t.Errorf("GET %s: body %q", tt.host, body)
+		}
+		if tt.status == 403 && !strings.Contains(string(body), "fence: blocked HTTP "+net.JoinHostPort(tt.host, r.target)) {
+			t.Errorf("GET %s: the refusal does not say what it blocked: %q", tt.host, body)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if slices.Contains(r.lookedUp, "denied.test") || slices.Contains(r.lookedUp, "bad.wild.test") {
+		t.Errorf("the proxy looked up a denied name: %v", r.lookedUp)
+	}
+	if len(r.events) != 4 {
+		t.Errorf("logged %d refusals, want 4: %v", len(r.events), r.events)
+	}
+}
+
+func TestConnectTunnel(t *testing.T) {
+	r := newRig(t)
+	for _, tt := range []struct {
+		host, want string
+	}{{"allowed.test", "HTTP/1.1 200 Connection established"}, {"denied.test", "HTTP/1.1 403 Forbidden"}} {
+		conn, err := net.Dial("tcp", r.httpProxy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		target := net.JoinHostPort(tt.host, r.target)
+		fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+		br := bufio.NewReader(conn)
+		line, _ := br.ReadString('\n')
+		if strings.TrimSpace(line) != tt.want {
+			t.Errorf("CONNECT %s: %q, want %q", tt.host, line, tt.want)
+		}
+		if strings.Contains(tt.want, "200") {
+			br.ReadString('\n') // the empty line
+			fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+			rest, _ := io.ReadAll(br)
+			if !strings.HasSuffix(string(rest), "hello") {
+				t.Errorf("through the tunnel: %q", rest)
+			}
+		}
+		conn.Close()
+	}
+}
+
+func TestSOCKSProxy(t *testing.T) {
+	r := newRig(t)
+	dialer, err := xproxy.SOCKS5("tcp", r.socksProxy, nil, xproxy.Direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		host string
+		ok   bool
+	}{{"allowed.test", true}, {"127.0.0.1", true}, {"denied.test", false}, {"bad.wild.test", false}, {"meta.test", false}}
+	for _, tt := range tests {
+		conn, err := dialer.Dial("tcp", net.JoinHostPort(tt.host, r.target))
+		if tt.ok != (err == nil) {
+			t.Errorf("SOCKS5 %s: %v, want ok %v", tt.host, err, tt.ok)
+		}
+		if err == nil {
+			conn.Close()
+		} else if !strings.Contains(err.Error(), "connection not allowed by ruleset") {
+			t.Errorf("SOCKS5 %s: %v, want the ruleset reply", tt.host, err)
+		}
+	}
+}

@@ -136,4 +136,3 @@ func splice(a, b net.Conn) {
 	<-done
 	<-done
 }
-

@@ -41,16 +41,17 @@ func initRun() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	status := os.NewFile(statusFD, "status")
-	if err := confine(w); err != nil {
+	listeners, err := confine(w)
+	if err != nil {
 		if errors.Is(err, unix.EPERM) && w.Namespaces && isFirstMount(err) {
-			status.Write([]byte{statusNoNS})
+			sendStatus(statusNoNS, nil)
 			return sandbox.ExitFenceError, nil
 		}
 		return 0, err
 	}
-	status.Write([]byte{statusOK})
-	status.Close()
+	if err := sendStatus(statusOK, listeners); err != nil {
+		return 0, err
+	}
 	return runCommand(w)
 }
 
@@ -69,25 +70,35 @@ func isFirstMount(err error) bool {
 	return errors.As(err, &me) && me.Op == "make-rprivate"
 }
 
-// confine builds the sandbox around this process, in the order the
-// kernel requires: mounts (impossible once Landlock is on), loopback,
-// then no core dumps or ptrace of the init, Landlock (which sets
-// no_new_privs), capabilities, and seccomp last.
-func confine(w *wire) error {
+// confine builds the sandbox around this process: mounts (impossible once
+// Landlock is on), loopback and the proxies' listening sockets, then the
+// restrictions. It returns the listeners, for the supervisor to serve.
+func confine(w *wire) (listeners []*os.File, err error) {
 	plan := w.Plan
 	if w.Namespaces {
 		if err := buildRoot(plan); err != nil {
-			return err
+			return nil, err
 		}
 		if plan.Network == "none" {
 			if err := loopbackUp(); err != nil {
-				return err
+				return nil, err
+			}
+			if listeners, err = proxyListeners(plan.Proxy); err != nil {
+				return nil, err
 			}
 		}
 		if err := unix.Sethostname([]byte("fence")); err != nil {
-			return fmt.Errorf("sethostname: %w", err)
+			return nil, fmt.Errorf("sethostname: %w", err)
 		}
 	}
+	return listeners, restrict(w)
+}
+
+// restrict applies the process restrictions, in the order the kernel
+// requires: no core dumps or ptrace of the init, Landlock (which sets
+// no_new_privs), capabilities, and seccomp last.
+func restrict(w *wire) error {
+	plan := w.Plan
 	if err := os.Chdir(plan.Dir); err != nil {
 		return fmt.Errorf("enter working directory: %w", err)
 	}

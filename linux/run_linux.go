@@ -93,7 +93,7 @@ func supervise(w *wire) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	statR, statW, err := os.Pipe()
+	statR, statW, err := statusPair()
 	if err != nil {
 		return 0, err
 	}
@@ -121,16 +121,17 @@ func supervise(w *wire) (int, error) {
 	defer signal.Stop(sigs)
 	werr := json.NewEncoder(planW).Encode(w)
 	planW.Close()
-	var status [1]byte
-	statR.Read(status[:])
+	status, listeners := readStatus(statR)
+	stop := serveProxies(w.Plan, listeners)
 	cmd.Wait()
+	stop()
 	if w.Foreground {
 		reclaimTerminal()
 	}
 	if werr != nil {
 		return 0, fmt.Errorf("send plan to sandbox init: %w", werr)
 	}
-	if status[0] == statusNoNS {
+	if status == statusNoNS {
 		return 0, fmt.Errorf("%w (mounts are refused inside the user namespace)", errNoUserNS)
 	}
 	return exitCode(cmd.ProcessState), nil

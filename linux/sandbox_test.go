@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 	if err == nil {
 		err = os.Chmod(dir, 0o755)
 	}
-	for _, b := range [][]string{{"fence", ".."}, {"escape", "./testdata/escape"}} {
+	for _, b := range [][]string{{"fence", ".."}, {"escape", "./testdata/escape"}, {"netprobe", "./testdata/netprobe"}} {
 		if err != nil {
 			break
 		}
@@ -109,9 +109,11 @@ func newWorldIn(t *testing.T, parent string, uid int, policy string) *world {
 		must(t, os.WriteFile(p, []byte(content), 0o644))
 	}
 	must(t, os.Symlink("../outside/data.txt", w.ws+"/link-out"))
-	escape, err := os.ReadFile(filepath.Join(bin, "escape"))
-	must(t, err)
-	must(t, os.WriteFile(w.ws+"/escape", escape, 0o755))
+	for _, helper := range []string{"escape", "netprobe"} {
+		b, err := os.ReadFile(filepath.Join(bin, helper))
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(w.ws, helper), b, 0o755))
+	}
 	must(t, os.Chmod(base, 0o755))
 	must(t, filepath.Walk(base, func(p string, _ os.FileInfo, err error) error {
 		if err != nil {
@@ -306,7 +308,7 @@ func TestProcessIsolation(t *testing.T) {
 		{"id unchanged", `{}`, `id -u`, nil, 0, "", ""},
 		{"environment sanitised", `{"env": {"deny": ["*_TOKEN", "AWS_*"], "allow": ["KEEP_TOKEN"]}}`, `env | sort`,
 			[]string{"LD_PRELOAD=/nonexistent.so", "LD_LIBRARY_PATH=/x", "AWS_SECRET_ACCESS_KEY=a", "MY_TOKEN=b", "KEEP_TOKEN=c"}, 0,
-			`(?s)^FENCE_SANDBOX=1\nHOME=.*KEEP_TOKEN=c\n`, ""},
+			`(?s)\nFENCE_SANDBOX=1\nHOME=.*KEEP_TOKEN=c\n`, ""},
 		{"no network", `{}`, fmt.Sprintf(`echo > /dev/tcp/127.0.0.1/%d`, port), nil, 1, "", `Connection refused`},
 		{"host network with *", `{"network": {"allowedDomains": ["*"]}}`, fmt.Sprintf(`echo > /dev/tcp/127.0.0.1/%d && echo connected`, port), nil, 0, `^connected\n$`, ""},
 		{"stdin passes through", `{}`, `cat`, nil, 0, `^piped input\n$`, ""},

@@ -23,9 +23,12 @@ type Plan struct {
 	EnvRemoved []string `json:"envRemoved,omitempty"`
 	UID        int      `json:"uid"`
 	GID        int      `json:"gid"`
-	// Network is "none" (a private network namespace with loopback only)
-	// or "host".
-	Network  string   `json:"network"`
+	// Network is "none" (a private network namespace with loopback only,
+	// where fence's proxies are the way out) or "host".
+	Network string `json:"network"`
+	// Proxy says where the proxies listen inside the sandbox and what
+	// they allow; nil when the network is the host's.
+	Proxy    *Proxy   `json:"proxy,omitempty"`
 	Mounts   Mounts   `json:"mounts"`
 	Landlock Landlock `json:"landlock"`
 	// Seccomp describes the system call filter, for people; the backend
@@ -49,6 +52,28 @@ type Plan struct {
 type Watch struct {
 	Path       string `json:"path"`
 	Quarantine bool   `json:"quarantine,omitempty"`
+}
+
+// Proxy is the sandbox side of fence's proxies: the loopback ports they
+// listen on inside the sandbox, and the (normalised) domain rules.
+type Proxy struct {
+	HTTPPort       int      `json:"httpPort"`
+	SOCKSPort      int      `json:"socksPort"`
+	AllowedDomains []string `json:"allowedDomains,omitempty"`
+	DeniedDomains  []string `json:"deniedDomains,omitempty"`
+}
+
+// proxyEnv points the usual variables at the proxies, in the spellings
+// common tools read.
+func proxyEnv(p *Proxy) []string {
+	httpURL := fmt.Sprintf("http://127.0.0.1:%d", p.HTTPPort)
+	socksURL := fmt.Sprintf("socks5h://127.0.0.1:%d", p.SOCKSPort)
+	var env []string
+	for name, v := range map[string]string{"HTTP_PROXY": httpURL, "HTTPS_PROXY": httpURL, "ALL_PROXY": socksURL, "NO_PROXY": "localhost,127.0.0.1,::1"} {
+		env = append(env, name+"="+v, strings.ToLower(name)+"="+v)
+	}
+	slices.Sort(env)
+	return append(env, "NODE_USE_ENV_PROXY=1")
 }
 
 // Mounts describes the sandbox's view of the filesystem: the host, read
@@ -128,6 +153,9 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 	}
 	if p.HostNetwork {
 		plan.Network = "host"
+	} else {
+		plan.Proxy = &Proxy{HTTPPort: p.HTTPProxyPort, SOCKSPort: p.SocksProxyPort, AllowedDomains: p.AllowedDomains, DeniedDomains: p.DeniedDomains}
+		plan.Env = append(withoutProxyEnv(plan.Env), proxyEnv(plan.Proxy)...)
 	}
 	b := builder{plan: plan, pol: p, m: &matcher{deadline: time.Now().Add(o.GlobBudget)}}
 	b.build()
@@ -316,6 +344,19 @@ func SanitizeEnv(environ, deny, allow []string) (env, removed []string) {
 	}
 	slices.Sort(removed)
 	return append(env, "FENCE_SANDBOX=1"), slices.Compact(removed)
+}
+
+// withoutProxyEnv drops the caller's proxy settings, which would point
+// at addresses the sandbox cannot reach.
+func withoutProxyEnv(env []string) []string {
+	return slices.DeleteFunc(env, func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		switch strings.ToUpper(name) {
+		case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "NODE_USE_ENV_PROXY":
+			return true
+		}
+		return false
+	})
 }
 
 func matchAny(globs []string, name string) bool {

@@ -1,0 +1,50 @@
+//go:build linux
+
+package linux_test
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// TestProxies runs clients inside the sandbox against a server on the
+// host's loopback: the proxies are the only way out, and they follow the
+// domain rules. No traffic goes anywhere but loopback.
+func TestProxies(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") }))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	ip := "127.0.0.1:" + port
+	tests := []struct {
+		name, allowed, mode, target, want string
+	}{
+		{"http allowed by IP literal", `["127.0.0.1"]`, "http", "http://" + ip + "/", "200  | hello"},
+		{"http refused with the reason", `["example.com"]`, "http", "http://" + ip + "/", "403 not in network.allowedDomains | fence: blocked HTTP " + ip},
+		{"http refused by deniedDomains", `["127.0.0.1"], "deniedDomains": ["127.0.0.1"]`, "http", "http://" + ip + "/", `403 denied by network.deniedDomains (network.deniedDomains "127.0.0.1")`},
+		{"CONNECT allowed", `["127.0.0.1"]`, "connect", ip, "HTTP/1.1 200 Connection established"},
+		{"CONNECT refused", `[]`, "connect", ip, "HTTP/1.1 403 Forbidden"},
+		{"SOCKS5 allowed", `["127.0.0.1"]`, "socks", ip, "connected"},
+		{"SOCKS5 name resolved by the proxy", `["localhost"]`, "socks", "localhost:" + port, "connected"},
+		{"SOCKS5 refused", `["example.com"]`, "socks", ip, "error: socks connect tcp"},
+		{"no direct route to the host", `["127.0.0.1"]`, "direct", ip, "error: dial tcp " + ip + ": connect: connection refused"},
+	}
+	for _, u := range users(t) {
+		for _, tt := range tests {
+			t.Run(u.name+"/"+tt.name, func(t *testing.T) {
+				w := newWorld(t, u.uid, fmt.Sprintf(`{"network": {"allowedDomains": %s}}`, tt.allowed))
+				r := w.fence(t, "", nil, "--", "./netprobe", tt.mode, tt.target)
+				if r.code != 0 || !strings.HasPrefix(strings.TrimSpace(r.stdout), tt.want) {
+					t.Errorf("netprobe %s %s: exit %d, got %q, want %q\nstderr:\n%s", tt.mode, tt.target, r.code, r.stdout, tt.want, r.stderr)
+				}
+				if tt.mode == "socks" && strings.HasPrefix(tt.want, "error") && !strings.Contains(r.stdout, "connection not allowed by ruleset") {
+					t.Errorf("SOCKS refusal does not say why: %q", r.stdout)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,75 @@
+// Command netprobe tries, from inside a sandbox, to reach a destination
+// the way a client would: through the HTTP proxy, a CONNECT tunnel, the
+// SOCKS5 proxy (from HTTP_PROXY and ALL_PROXY), or directly. It prints one
+// line: what came back, or the error.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"golang.org/x/net/proxy"
+)
+
+func main() {
+	if len(os.Args) != 3 {
+		fmt.Println("usage: netprobe http|connect|socks|direct TARGET")
+		os.Exit(2)
+	}
+	out, err := probe(os.Args[1], os.Args[2])
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	fmt.Println(out)
+}
+
+func probe(mode, target string) (string, error) {
+	httpProxy, _ := url.Parse(os.Getenv("HTTP_PROXY"))
+	switch mode {
+	case "http":
+		client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(httpProxy)}}
+		resp, err := client.Get(target)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return fmt.Sprintf("%d %s | %s", resp.StatusCode, resp.Header.Get("X-Fence-Reason"), strings.TrimSpace(string(body))), nil
+	case "connect":
+		conn, err := net.Dial("tcp", httpProxy.Host)
+		if err != nil {
+			return "", err
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+		line, err := bufio.NewReader(conn).ReadString('\n')
+		return strings.TrimSpace(line), err
+	case "socks":
+		socks, _ := url.Parse(os.Getenv("ALL_PROXY"))
+		d, err := proxy.SOCKS5("tcp", socks.Host, nil, proxy.Direct)
+		if err != nil {
+			return "", err
+		}
+		conn, err := d.Dial("tcp", target)
+		if err != nil {
+			return "", err
+		}
+		conn.Close()
+		return "connected", nil
+	case "direct":
+		conn, err := net.Dial("tcp", target)
+		if err != nil {
+			return "", err
+		}
+		conn.Close()
+		return "connected", nil
+	}
+	return "", fmt.Errorf("unknown mode %q", mode)
+}

@@ -86,7 +86,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	o.policy.register(root)
 	f := root.Flags()
 	f.StringVarP(&o.shell, "command", "c", "", "run this string through a shell inside the sandbox")
-	f.BoolVarP(&o.monitor, "monitor", "m", false, "report what the sandbox denies while the command runs")
+	f.BoolVarP(&o.monitor, "monitor", "m", false, "report each connection the proxies refuse as it happens, and a count at exit")
 	f.StringArrayVarP(&o.ports, "port", "p", nil, "expose a sandbox port on the host loopback, as [ADDR:]PORT (repeatable)")
 	f.StringVar(&o.degraded, "degraded", "refuse", "when the kernel cannot enforce all of the policy: refuse, or warn and run")
 	root.AddCommand(newConfigCmd(o.policy, stdout, stderr), newTemplatesCmd(stdout), newPlanCmd(o.policy, stdout), newDoctorCmd(stdout))
@@ -100,13 +100,14 @@ func (o *runOptions) run(args []string) error {
 	if o.degraded != "refuse" && o.degraded != "warn" {
 		return fmt.Errorf("--degraded %q: want refuse or warn", o.degraded)
 	}
-	if len(o.ports) > 0 || o.monitor {
-		return errors.New("-p and -m need the network and monitor support, which this build does not have yet")
+	if len(o.ports) > 0 {
+		return errors.New("-p needs port forwarding, which this build does not have yet")
 	}
 	plan, err := buildPlan(o.policy, args, o.shell, o.degraded)
 	if err != nil {
 		return err
 	}
+	plan.Monitor = o.monitor
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(o.stderr, "fence: warning: %s\n", w)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -47,4 +48,11 @@ func TestProxies(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestMonitor checks that -m names each refused connection and counts them.
+func TestMonitor(t *testing.T) {
+	w := newWorld(t, os.Getuid(), `{"network": {"allowedDomains": ["example.com"]}}`)
+	r := w.fence(t, "", nil, "-m", "--", "./netprobe", "connect", "127.0.0.1:9")
+	check(t, r, 0, `^HTTP/1.1 403 Forbidden\n$`, `(?m)^fence: blocked CONNECT 127.0.0.1:9: not in network.allowedDomains\nfence: monitor: 1 connections blocked\n`)
 }

@@ -27,7 +27,7 @@ func Run(plan *sandbox.Plan, stderr io.Writer) (int, error) {
 		return sandbox.ExitFenceError, err
 	}
 	w := &wire{Plan: plan, Env: plan.Env, Namespaces: true, Foreground: isForeground()}
-	code, err := supervise(w)
+	code, err := supervise(w, stderr)
 	if errors.Is(err, errNoUserNS) {
 		code, err = runLandlockOnly(plan, err, w.Foreground, stderr)
 	}
@@ -54,7 +54,7 @@ func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, stderr io.W
 	for _, w := range sandbox.Weaker {
 		fmt.Fprintf(stderr, "fence: warning:   %s\n", w)
 	}
-	return supervise(&wire{Plan: ll, Env: ll.Env, Namespaces: false, Foreground: foreground})
+	return supervise(&wire{Plan: ll, Env: ll.Env, Namespaces: false, Foreground: foreground}, stderr)
 }
 
 var errNoUserNS = errors.New("user namespaces are not available to this user")
@@ -86,9 +86,10 @@ func isForeground() bool {
 	return err == nil && pgrp == unix.Getpgrp()
 }
 
-// supervise starts the init, hands it the plan, forwards signals, and
-// waits. It returns errNoUserNS when user namespaces are refused.
-func supervise(w *wire) (int, error) {
+// supervise starts the init, hands it the plan, serves its proxies,
+// forwards signals, and waits. It returns errNoUserNS when user
+// namespaces are refused. Monitor lines go to stderr.
+func supervise(w *wire, stderr io.Writer) (int, error) {
 	planR, planW, err := os.Pipe()
 	if err != nil {
 		return 0, err
@@ -122,7 +123,7 @@ func supervise(w *wire) (int, error) {
 	werr := json.NewEncoder(planW).Encode(w)
 	planW.Close()
 	status, listeners := readStatus(statR)
-	stop := serveProxies(w.Plan, listeners)
+	stop := serveProxies(w.Plan, listeners, stderr)
 	cmd.Wait()
 	stop()
 	if w.Foreground {

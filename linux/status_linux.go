@@ -2,9 +2,11 @@ package linux
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -89,7 +91,7 @@ func proxyListeners(p *sandbox.Proxy) ([]*os.File, error) {
 
 // serveProxies serves the listeners the init sent, with the plan's
 // domain rules, until the returned stop is called.
-func serveProxies(plan *sandbox.Plan, files []*os.File) (stop func()) {
+func serveProxies(plan *sandbox.Plan, files []*os.File, stderr io.Writer) (stop func()) {
 	if plan.Proxy == nil || len(files) != 2 {
 		for _, f := range files {
 			f.Close()
@@ -97,6 +99,13 @@ func serveProxies(plan *sandbox.Plan, files []*os.File) (stop func()) {
 		return func() {}
 	}
 	srv := &proxy.Server{Policy: &policy.Policy{AllowedDomains: plan.Proxy.AllowedDomains, DeniedDomains: plan.Proxy.DeniedDomains}}
+	var blocked atomic.Int64
+	if plan.Monitor {
+		srv.Log = func(e proxy.Event) {
+			blocked.Add(1)
+			fmt.Fprintf(stderr, "fence: %s\n", e)
+		}
+	}
 	var listeners []net.Listener
 	for i, f := range files {
 		l, err := net.FileListener(f)
@@ -114,6 +123,9 @@ func serveProxies(plan *sandbox.Plan, files []*os.File) (stop func()) {
 	return func() {
 		for _, l := range listeners {
 			l.Close()
+		}
+		if plan.Monitor {
+			fmt.Fprintf(stderr, "fence: monitor: %d connections blocked\n", blocked.Load())
 		}
 	}
 }

@@ -36,7 +36,9 @@ type Plan struct {
 	Seccomp []string `json:"seccomp,omitempty"`
 	// Degraded says what to do when the kernel cannot enforce all of the
 	// plan: "refuse" (the default) or "warn".
-	Degraded string       `json:"degraded"`
+	Degraded string `json:"degraded"`
+	// Monitor reports refused connections as they happen.
+	Monitor  bool         `json:"monitor,omitempty"`
 	Globs    []GlobReport `json:"globs,omitempty"`
 	Warnings []string     `json:"warnings,omitempty"`
 	// Watch lists protected paths that did not exist at start: the mount

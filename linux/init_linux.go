@@ -44,12 +44,12 @@ func initRun() (int, error) {
 	listeners, err := confine(w)
 	if err != nil {
 		if errors.Is(err, unix.EPERM) && w.Namespaces && isFirstMount(err) {
-			sendStatus(statusNoNS, nil)
+			sendStatus(statusFD, statusNoNS, nil)
 			return sandbox.ExitFenceError, nil
 		}
 		return 0, err
 	}
-	if err := sendStatus(statusOK, listeners); err != nil {
+	if err := sendStatus(statusFD, statusOK, listeners); err != nil {
 		return 0, err
 	}
 	return runCommand(w)

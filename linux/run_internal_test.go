@@ -4,8 +4,13 @@ package linux
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fence-sandbox/fence/sandbox"
 )
 
 // TestCheckLandlock pins the fail-closed rule: a kernel older than the
@@ -52,5 +57,33 @@ func TestSeccompProgramAssembles(t *testing.T) {
 				t.Errorf("instruction %d jumps past the end: %+v", i, ins)
 			}
 		}
+	}
+}
+
+// BenchmarkProxyHandover measures what the proxies add to a sandbox's
+// start: two listening sockets made in the init, passed to the
+// supervisor over the status socket, and served.
+func BenchmarkProxyHandover(b *testing.B) {
+	plan := &sandbox.Plan{Proxy: &sandbox.Proxy{}}
+	for b.Loop() {
+		sup, init, err := statusPair()
+		if err != nil {
+			b.Fatal(err)
+		}
+		ls, err := proxyListeners(plan.Proxy)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fd, _ := unix.Dup(int(init.Fd())) // sendStatus closes it, as the init's fd 4
+		init.Close()
+		if err := sendStatus(fd, statusOK, ls); err != nil {
+			b.Fatal(err)
+		}
+		status, files := readStatus(sup)
+		if status != statusOK || len(files) != 2 {
+			b.Fatalf("status %q with %d files", status, len(files))
+		}
+		serveProxies(plan, files, io.Discard)()
+		sup.Close()
 	}
 }

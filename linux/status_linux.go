@@ -26,8 +26,9 @@ func statusPair() (supervisor, init *os.File, err error) {
 	return os.NewFile(uintptr(fds[0]), "status"), os.NewFile(uintptr(fds[1]), "status"), nil
 }
 
-// sendStatus tells the supervisor how setting up went, handing over fds.
-func sendStatus(status byte, files []*os.File) error {
+// sendStatus tells the supervisor, over the status socket fd, how
+// setting up went, handing over files.
+func sendStatus(fd int, status byte, files []*os.File) error {
 	var rights []byte
 	if len(files) > 0 {
 		fds := make([]int, len(files))
@@ -36,11 +37,11 @@ func sendStatus(status byte, files []*os.File) error {
 		}
 		rights = unix.UnixRights(fds...)
 	}
-	err := unix.Sendmsg(statusFD, []byte{status}, rights, nil, 0)
+	err := unix.Sendmsg(fd, []byte{status}, rights, nil, 0)
 	for _, f := range files {
 		f.Close()
 	}
-	unix.Close(statusFD)
+	unix.Close(fd)
 	if err != nil {
 		return fmt.Errorf("report to supervisor: %w", err)
 	}

@@ -13,8 +13,12 @@ runs=${RUNS:-200}
 echo "== go benchmarks (policy)"
 go test ./policy -run '^$' -bench . -benchmem
 
+echo "== proxies: bulk through a CONNECT tunnel vs direct loopback, cost of a new connection"
+go test ./sandbox/proxy -run '^$' -bench . -benchtime 2s
+
 echo "== sandbox start-up: true, unshare -Urmnp -f true, fence -t code -- true (median-ms per run)"
-go test ./linux -run '^$' -bench . -benchtime "${runs}x"
+go test ./linux -run '^$' -bench 'True' -benchtime "${runs}x"
+go test ./linux -run '^$' -bench 'ProxyHandover' -benchmem
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -56,3 +56,42 @@ func TestMonitor(t *testing.T) {
 	r := w.fence(t, "", nil, "-m", "--", "./netprobe", "connect", "127.0.0.1:9")
 	check(t, r, 0, `^HTTP/1.1 403 Forbidden\n$`, `(?m)^fence: blocked CONNECT 127.0.0.1:9: not in network.allowedDomains\nfence: monitor: 1 connections blocked\n`)
 }
+
+// TestLocalOutboundPorts relays the host loopback ports the policy names
+// into the sandbox, on 127.0.0.1 and ::1, and no others.
+func TestLocalOutboundPorts(t *testing.T) {
+	listen := func(addr string) net.Listener {
+		l, err := net.Listen("tcp", addr)
+		must(t, err)
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		t.Cleanup(func() { l.Close() })
+		return l
+	}
+	v4 := listen("127.0.0.1:0")
+	port := v4.Addr().(*net.TCPAddr).Port
+	listen(fmt.Sprintf("[::1]:%d", port))
+	other := listen("127.0.0.1:0").Addr().(*net.TCPAddr).Port
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, fmt.Sprintf(`{"network": {"allowLocalOutbound": true, "allowLocalOutboundPorts": [%d]}}`, port))
+			for target, want := range map[string]string{
+				fmt.Sprintf("127.0.0.1:%d", port):  "connected",
+				fmt.Sprintf("[::1]:%d", port):      "connected",
+				fmt.Sprintf("127.0.0.1:%d", other): "connection refused",
+			} {
+				r := w.fence(t, "", nil, "--", "./netprobe", "direct", target)
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("direct %s: %q, want %q\n%s", target, r.stdout, want, r.stderr)
+				}
+			}
+		})
+	}
+}

@@ -68,17 +68,27 @@ func readStatus(f *os.File) (byte, []*os.File) {
 	return buf[0], files
 }
 
-// proxyListeners opens the proxies' ports on the sandbox's loopback, in
-// the sandbox's network namespace: HTTP first, then SOCKS5.
+// listenAddrs are the addresses the init listens on inside the sandbox,
+// in the order the supervisor expects them: HTTP proxy, SOCKS5 proxy,
+// then each local port on 127.0.0.1 and on ::1.
+func listenAddrs(p *sandbox.Proxy) []string {
+	addrs := []string{net.JoinHostPort("127.0.0.1", strconv.Itoa(p.HTTPPort)), net.JoinHostPort("127.0.0.1", strconv.Itoa(p.SOCKSPort))}
+	for _, port := range p.LocalPorts {
+		addrs = append(addrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), net.JoinHostPort("::1", strconv.Itoa(port)))
+	}
+	return addrs
+}
+
+// proxyListeners opens listenAddrs in the sandbox's network namespace.
 func proxyListeners(p *sandbox.Proxy) ([]*os.File, error) {
 	if p == nil {
 		return nil, nil
 	}
 	var files []*os.File
-	for _, port := range []int{p.HTTPPort, p.SOCKSPort} {
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	for _, addr := range listenAddrs(p) {
+		l, err := net.Listen("tcp", addr)
 		if err != nil {
-			return nil, fmt.Errorf("listen for the proxy in the sandbox: %w", err)
+			return nil, fmt.Errorf("listen on %s in the sandbox: %w", addr, err)
 		}
 		f, err := l.(*net.TCPListener).File()
 		l.Close()
@@ -93,10 +103,21 @@ func proxyListeners(p *sandbox.Proxy) ([]*os.File, error) {
 // serveProxies serves the listeners the init sent, with the plan's
 // domain rules, until the returned stop is called.
 func serveProxies(plan *sandbox.Plan, files []*os.File, stderr io.Writer) (stop func()) {
-	if plan.Proxy == nil || len(files) != 2 {
-		for _, f := range files {
-			f.Close()
+	var listeners []net.Listener
+	for _, f := range files {
+		l, err := net.FileListener(f)
+		f.Close()
+		if err == nil {
+			listeners = append(listeners, l)
 		}
+	}
+	closeAll := func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}
+	if plan.Proxy == nil || len(listeners) != len(listenAddrs(plan.Proxy)) {
+		closeAll()
 		return func() {}
 	}
 	srv := &proxy.Server{Policy: &policy.Policy{AllowedDomains: plan.Proxy.AllowedDomains, DeniedDomains: plan.Proxy.DeniedDomains}}
@@ -107,24 +128,13 @@ func serveProxies(plan *sandbox.Plan, files []*os.File, stderr io.Writer) (stop 
 			fmt.Fprintf(stderr, "fence: %s\n", e)
 		}
 	}
-	var listeners []net.Listener
-	for i, f := range files {
-		l, err := net.FileListener(f)
-		f.Close()
-		if err != nil {
-			continue
-		}
-		listeners = append(listeners, l)
-		if i == 0 {
-			go srv.ServeHTTP(l)
-		} else {
-			go srv.ServeSOCKS(l)
-		}
+	go srv.ServeHTTP(listeners[0])
+	go srv.ServeSOCKS(listeners[1])
+	for i, addr := range listenAddrs(plan.Proxy)[2:] {
+		go proxy.Relay(listeners[2+i], func() (net.Conn, error) { return net.Dial("tcp", addr) })
 	}
 	return func() {
-		for _, l := range listeners {
-			l.Close()
-		}
+		closeAll()
 		if plan.Monitor {
 			fmt.Fprintf(stderr, "fence: monitor: %d connections blocked\n", blocked.Load())
 		}

@@ -57,13 +57,18 @@ type Policy struct {
 	DeniedDomains  []string `json:"deniedDomains,omitempty"`
 	// HTTPProxyPort and SocksProxyPort are where the proxies listen on the
 	// sandbox's loopback.
-	HTTPProxyPort  int      `json:"httpProxyPort"`
-	SocksProxyPort int      `json:"socksProxyPort"`
-	EnvDeny        []string `json:"envDeny,omitempty"`
-	EnvAllow       []string `json:"envAllow,omitempty"`
-	DeviceMode     string   `json:"deviceMode"`
-	DeviceAllow    []string `json:"deviceAllow,omitempty"`
-	AllowPty       bool     `json:"allowPty,omitempty"`
+	HTTPProxyPort  int `json:"httpProxyPort"`
+	SocksProxyPort int `json:"socksProxyPort"`
+	// LocalOutboundPorts are the host loopback TCP ports the sandbox may
+	// reach, at the same numbers inside.
+	LocalOutboundPorts []int `json:"localOutboundPorts,omitempty"`
+	// LocalBinding lets servers inside listen on loopback.
+	LocalBinding bool     `json:"localBinding,omitempty"`
+	EnvDeny      []string `json:"envDeny,omitempty"`
+	EnvAllow     []string `json:"envAllow,omitempty"`
+	DeviceMode   string   `json:"deviceMode"`
+	DeviceAllow  []string `json:"deviceAllow,omitempty"`
+	AllowPty     bool     `json:"allowPty,omitempty"`
 }
 
 // The proxies' default ports on the sandbox's loopback.
@@ -104,11 +109,15 @@ func Compile(c Config, env Env) *Policy {
 		DeniedDomains:  normalizeRules(c.Network.DeniedDomains),
 		HTTPProxyPort:  cmp.Or(c.Network.HTTPProxyPort, DefaultHTTPProxyPort),
 		SocksProxyPort: cmp.Or(c.Network.SocksProxyPort, DefaultSocksProxyPort),
+		LocalBinding:   c.Network.AllowLocalBinding,
 		EnvDeny:        c.Env.Deny,
 		EnvAllow:       c.Env.Allow,
 		DeviceMode:     c.Devices.Mode,
 		DeviceAllow:    c.Devices.Allow,
 		AllowPty:       c.AllowPty,
+	}
+	if localOutbound := c.Network.AllowLocalOutbound; localOutbound != nil && *localOutbound || localOutbound == nil && c.Network.AllowLocalBinding {
+		p.LocalOutboundPorts = c.Network.AllowLocalOutboundPorts
 	}
 	if p.DeviceMode == "" || p.DeviceMode == "auto" {
 		p.DeviceMode = "minimal"

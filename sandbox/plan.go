@@ -63,6 +63,9 @@ type Proxy struct {
 	SOCKSPort      int      `json:"socksPort"`
 	AllowedDomains []string `json:"allowedDomains,omitempty"`
 	DeniedDomains  []string `json:"deniedDomains,omitempty"`
+	// LocalPorts are host loopback TCP ports relayed into the sandbox at
+	// the same numbers, on 127.0.0.1 and ::1.
+	LocalPorts []int `json:"localPorts,omitempty"`
 }
 
 // proxyEnv points the usual variables at the proxies, in the spellings
@@ -156,7 +159,7 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 	if p.HostNetwork {
 		plan.Network = "host"
 	} else {
-		plan.Proxy = &Proxy{HTTPPort: p.HTTPProxyPort, SOCKSPort: p.SocksProxyPort, AllowedDomains: p.AllowedDomains, DeniedDomains: p.DeniedDomains}
+		plan.Proxy = &Proxy{HTTPPort: p.HTTPProxyPort, SOCKSPort: p.SocksProxyPort, AllowedDomains: p.AllowedDomains, DeniedDomains: p.DeniedDomains, LocalPorts: p.LocalOutboundPorts}
 		plan.Env = append(withoutProxyEnv(plan.Env), proxyEnv(plan.Proxy)...)
 	}
 	b := builder{plan: plan, pol: p, m: &matcher{deadline: time.Now().Add(o.GlobBudget)}}

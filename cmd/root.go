@@ -100,14 +100,14 @@ func (o *runOptions) run(args []string) error {
 	if o.degraded != "refuse" && o.degraded != "warn" {
 		return fmt.Errorf("--degraded %q: want refuse or warn", o.degraded)
 	}
-	if len(o.ports) > 0 {
-		return errors.New("-p needs port forwarding, which this build does not have yet")
-	}
 	plan, err := buildPlan(o.policy, args, o.shell, o.degraded)
 	if err != nil {
 		return err
 	}
 	plan.Monitor = o.monitor
+	if err := addForwards(plan, o.ports); err != nil {
+		return err
+	}
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(o.stderr, "fence: warning: %s\n", w)
 	}
@@ -123,6 +123,24 @@ func (o *runOptions) run(args []string) error {
 	}
 	if code != 0 {
 		return &exitError{code: code}
+	}
+	return nil
+}
+
+// addForwards adds the -p ports to the plan.
+func addForwards(plan *sandbox.Plan, ports []string) error {
+	if len(ports) == 0 {
+		return nil
+	}
+	if plan.Proxy == nil {
+		return errors.New("-p has nothing to do when the network is the host's: the command's servers are on the host already")
+	}
+	for _, p := range ports {
+		f, err := sandbox.ParseForward(p)
+		if err != nil {
+			return err
+		}
+		plan.Proxy.Forwards = append(plan.Proxy.Forwards, f)
 	}
 	return nil
 }

@@ -44,13 +44,17 @@ func initRun() (int, error) {
 	listeners, err := confine(w)
 	if err != nil {
 		if errors.Is(err, unix.EPERM) && w.Namespaces && isFirstMount(err) {
-			sendStatus(statusFD, statusNoNS, nil)
+			sendStatus(statusFD, statusNoNS, nil, false)
 			return sandbox.ExitFenceError, nil
 		}
 		return 0, err
 	}
-	if err := sendStatus(statusFD, statusOK, listeners); err != nil {
+	forwards := w.Plan.Proxy != nil && len(w.Plan.Proxy.Forwards) > 0
+	if err := sendStatus(statusFD, statusOK, listeners, forwards); err != nil {
 		return 0, err
+	}
+	if forwards {
+		go serveDials(statusFD, w.Plan.Proxy.Forwards)
 	}
 	return runCommand(w)
 }

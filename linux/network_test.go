@@ -3,6 +3,8 @@
 package linux_test
 
 import (
+	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -91,6 +93,37 @@ func TestLocalOutboundPorts(t *testing.T) {
 				if !strings.Contains(r.stdout, want) {
 					t.Errorf("direct %s: %q, want %q\n%s", target, r.stdout, want, r.stderr)
 				}
+			}
+		})
+	}
+}
+
+// TestPortForward exposes a server inside the sandbox on the host's
+// loopback with -p, and reaches it from the host.
+func TestPortForward(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0") // find a free port
+	must(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"network": {"allowLocalBinding": true}}`)
+			cmd := w.command(context.Background(), nil, "-p", fmt.Sprint(port), "--", "./netprobe", "serve", fmt.Sprint(port))
+			out, err := cmd.StdoutPipe()
+			must(t, err)
+			must(t, cmd.Start())
+			defer cmd.Wait()
+			line, _ := bufio.NewReader(out).ReadString('\n')
+			if line != "listening\n" {
+				cmd.Process.Kill()
+				t.Fatalf("server inside: %q", line)
+			}
+			c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+			must(t, err)
+			got, _ := io.ReadAll(c)
+			c.Close()
+			if string(got) != "from-sandbox\n" {
+				t.Errorf("read %q through -p, want from-sandbox", got)
 			}
 		})
 	}

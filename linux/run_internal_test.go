@@ -76,7 +76,7 @@ func BenchmarkProxyHandover(b *testing.B) {
 		}
 		fd, _ := unix.Dup(int(init.Fd())) // sendStatus closes it, as the init's fd 4
 		init.Close()
-		if err := sendStatus(fd, statusOK, ls); err != nil {
+		if err := sendStatus(fd, statusOK, ls, false); err != nil {
 			b.Fatal(err)
 		}
 		status, files := readStatus(sup)

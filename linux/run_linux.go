@@ -104,6 +104,11 @@ func supervise(w *wire, stderr io.Writer) (int, error) {
 	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return 0, fmt.Errorf("close_range: %w", err)
 	}
+	forwards, err := listenForwards(w.Plan.Proxy)
+	if err != nil {
+		return 0, err
+	}
+	defer closeListeners(forwards)
 	cmd := initCommand(w, planR, statW)
 	// Pdeathsig follows the thread that started the child: keep it.
 	runtime.LockOSThread()
@@ -124,6 +129,9 @@ func supervise(w *wire, stderr io.Writer) (int, error) {
 	planW.Close()
 	status, listeners := readStatus(statR)
 	stop := serveProxies(w.Plan, listeners, stderr)
+	if status == statusOK {
+		relayForwards(w.Plan.Proxy, forwards, &dialer{sock: statR})
+	}
 	cmd.Wait()
 	stop()
 	if w.Foreground {

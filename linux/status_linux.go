@@ -5,8 +5,11 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -27,8 +30,8 @@ func statusPair() (supervisor, init *os.File, err error) {
 }
 
 // sendStatus tells the supervisor, over the status socket fd, how
-// setting up went, handing over files.
-func sendStatus(fd int, status byte, files []*os.File) error {
+// setting up went, handing over files. Unless keep, it closes fd.
+func sendStatus(fd int, status byte, files []*os.File, keep bool) error {
 	var rights []byte
 	if len(files) > 0 {
 		fds := make([]int, len(files))
@@ -41,7 +44,9 @@ func sendStatus(fd int, status byte, files []*os.File) error {
 	for _, f := range files {
 		f.Close()
 	}
-	unix.Close(fd)
+	if !keep {
+		unix.Close(fd)
+	}
 	if err != nil {
 		return fmt.Errorf("report to supervisor: %w", err)
 	}
@@ -51,9 +56,13 @@ func sendStatus(fd int, status byte, files []*os.File) error {
 // readStatus waits for the init's status byte (0 when the init died
 // first) and the descriptors sent with it.
 func readStatus(f *os.File) (byte, []*os.File) {
+	return readStatusFD(int(f.Fd()))
+}
+
+func readStatusFD(fd int) (byte, []*os.File) {
 	buf := make([]byte, 1)
-	oob := make([]byte, unix.CmsgSpace(4*4))
-	n, oobn, _, _, err := unix.Recvmsg(int(f.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	oob := make([]byte, unix.CmsgSpace(4*maxListeners))
+	n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil || n == 0 {
 		return 0, nil
 	}
@@ -67,6 +76,10 @@ func readStatus(f *os.File) (byte, []*os.File) {
 	}
 	return buf[0], files
 }
+
+// maxListeners bounds the descriptors one status message can carry: the
+// two proxies and two per local port.
+const maxListeners = 2 + 2*64
 
 // listenAddrs are the addresses the init listens on inside the sandbox,
 // in the order the supervisor expects them: HTTP proxy, SOCKS5 proxy,
@@ -138,5 +151,94 @@ func serveProxies(plan *sandbox.Plan, files []*os.File, stderr io.Writer) (stop 
 		if plan.Monitor {
 			fmt.Fprintf(stderr, "fence: monitor: %d connections blocked\n", blocked.Load())
 		}
+	}
+}
+
+// The status socket then carries -p connections: the supervisor sends a
+// port (two bytes), the init dials it on the sandbox's loopback and sends
+// back one byte (1 for success) with the connected socket.
+
+// serveDials answers dial requests on fd for the ports of forwards, until
+// the supervisor goes away.
+func serveDials(fd int, forwards []sandbox.Forward) {
+	buf := make([]byte, 2)
+	for {
+		n, _, _, _, err := unix.Recvmsg(fd, buf, nil, 0)
+		if err != nil || n != 2 {
+			return
+		}
+		port := int(buf[0])<<8 | int(buf[1])
+		if !slices.ContainsFunc(forwards, func(f sandbox.Forward) bool { return f.Port == port }) {
+			unix.Sendmsg(fd, []byte{0}, nil, nil, 0)
+			continue
+		}
+		conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 5*time.Second)
+		if err != nil {
+			unix.Sendmsg(fd, []byte{0}, nil, nil, 0)
+			continue
+		}
+		f, err := conn.(*net.TCPConn).File()
+		conn.Close()
+		if err != nil {
+			unix.Sendmsg(fd, []byte{0}, nil, nil, 0)
+			continue
+		}
+		unix.Sendmsg(fd, []byte{1}, unix.UnixRights(int(f.Fd())), nil, 0)
+		f.Close()
+	}
+}
+
+// dialer asks the init, over the status socket, for connections to ports
+// of the sandbox's loopback.
+type dialer struct {
+	mu   sync.Mutex
+	sock *os.File
+}
+
+func (d *dialer) dial(port int) (net.Conn, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	fd := int(d.sock.Fd())
+	if err := unix.Sendmsg(fd, []byte{byte(port >> 8), byte(port)}, nil, nil, 0); err != nil {
+		return nil, err
+	}
+	_, files := readStatusFD(fd)
+	if len(files) != 1 {
+		return nil, fmt.Errorf("nothing listens on port %d in the sandbox", port)
+	}
+	defer files[0].Close()
+	return net.FileConn(files[0])
+}
+
+// listenForwards listens on the host for each -p port, before the
+// sandbox starts, so that a port in use is an error before anything runs
+// and a client never finds the port closed while the command runs.
+func listenForwards(p *sandbox.Proxy) ([]net.Listener, error) {
+	if p == nil {
+		return nil, nil
+	}
+	var listeners []net.Listener
+	for _, f := range p.Forwards {
+		l, err := net.Listen("tcp", f.HostAddr)
+		if err != nil {
+			closeListeners(listeners)
+			return nil, fmt.Errorf("-p %s: %w", f.HostAddr, err)
+		}
+		listeners = append(listeners, l)
+	}
+	return listeners, nil
+}
+
+// relayForwards relays each -p listener's connections into the sandbox.
+func relayForwards(p *sandbox.Proxy, listeners []net.Listener, d *dialer) {
+	for i, l := range listeners {
+		port := p.Forwards[i].Port
+		go proxy.Relay(l, func() (net.Conn, error) { return d.dial(port) })
+	}
+}
+
+func closeListeners(listeners []net.Listener) {
+	for _, l := range listeners {
+		l.Close()
 	}
 }

@@ -2,10 +2,12 @@ package sandbox
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,6 +68,32 @@ type Proxy struct {
 	// LocalPorts are host loopback TCP ports relayed into the sandbox at
 	// the same numbers, on 127.0.0.1 and ::1.
 	LocalPorts []int `json:"localPorts,omitempty"`
+	// Forwards expose ports of the sandbox's loopback on the host (-p).
+	Forwards []Forward `json:"forwards,omitempty"`
+}
+
+// Forward exposes Port of the sandbox's loopback at HostAddr on the host.
+type Forward struct {
+	HostAddr string `json:"hostAddr"`
+	Port     int    `json:"port"`
+}
+
+// ParseForward reads a -p value, [ADDR:]PORT, where ADDR defaults to
+// 127.0.0.1 and the sandbox port is the same number.
+func ParseForward(s string) (Forward, error) {
+	addr, port := "127.0.0.1", s
+	if i := strings.LastIndex(s, ":"); i >= 0 {
+		addr, port = strings.Trim(s[:i], "[]"), s[i+1:]
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return Forward{}, fmt.Errorf("-p %q: want [ADDR:]PORT with a port from 1 to 65535", s)
+	}
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return Forward{}, fmt.Errorf("-p %q: %q is not an IP address", s, addr)
+	}
+	return Forward{HostAddr: netip.AddrPortFrom(ip, uint16(n)).String(), Port: n}, nil
 }
 
 // proxyEnv points the usual variables at the proxies, in the spellings

@@ -19,7 +19,7 @@ import (
 
 func main() {
 	if len(os.Args) != 3 {
-		fmt.Println("usage: netprobe http|connect|socks|direct TARGET")
+		fmt.Println("usage: netprobe http|connect|socks|direct|serve TARGET")
 		os.Exit(2)
 	}
 	out, err := probe(os.Args[1], os.Args[2])
@@ -63,6 +63,19 @@ func probe(mode, target string) (string, error) {
 		}
 		conn.Close()
 		return "connected", nil
+	case "serve": // answer one connection on the sandbox's loopback
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", target))
+		if err != nil {
+			return "", err
+		}
+		fmt.Println("listening")
+		c, err := l.Accept()
+		if err != nil {
+			return "", err
+		}
+		io.WriteString(c, "from-sandbox\n")
+		c.Close()
+		return "served", nil
 	case "direct":
 		conn, err := net.Dial("tcp", target)
 		if err != nil {

@@ -141,6 +141,12 @@ func addForwards(plan *sandbox.Plan, ports []string) error {
 			return err
 		}
 		plan.Proxy.Forwards = append(plan.Proxy.Forwards, f)
+		if tcp := plan.Landlock.TCP; tcp != nil {
+			// The server inside may listen on the port, and the init
+			// connects to it.
+			tcp.Bind = append(tcp.Bind, f.Port)
+			tcp.Connect = append(tcp.Connect, f.Port)
+		}
 	}
 	return nil
 }

@@ -109,13 +109,16 @@ func restrict(w *wire) error {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err)
 	}
-	if err := applyLandlock(plan.Landlock.Rules); err != nil {
+	if err := applyLandlock(plan.Landlock); err != nil {
 		return err
 	}
 	if err := dropCapabilities(); err != nil && (w.Namespaces || hasCapabilities()) {
 		return err
 	}
-	return installSeccomp(w.Plan.Network == "none" && !w.Namespaces)
+	return installSeccomp(seccompOptions{
+		denySockets: w.Plan.Network == "none" && !w.Namespaces,
+		denyMPTCP:   w.Plan.Landlock.TCP != nil,
+	})
 }
 
 // runCommand starts the command, forwards signals to it, reaps every

@@ -45,13 +45,23 @@ func KernelLandlockABI() int {
 // it starts, to the plan's rules. Filesystem rights and IPC scopes are
 // handled up to ABI 7, downgraded to what the kernel has; the supervisor
 // has already refused (or warned about) a kernel older than the plan needs.
-func applyLandlock(rules []sandbox.LandlockRule) error {
-	cfg, err := landlock.NewConfig(landlock.V7.HandledAccessFS, landlock.V7.Scoped)
+func applyLandlock(plan sandbox.Landlock) error {
+	args := []any{landlock.V7.HandledAccessFS, landlock.V7.Scoped}
+	var opts []landlock.Rule
+	if plan.TCP != nil {
+		args = append(args, landlock.V7.HandledAccessNet)
+		for _, p := range plan.TCP.Connect {
+			opts = append(opts, landlock.ConnectTCP(uint16(p)))
+		}
+		for _, p := range plan.TCP.Bind {
+			opts = append(opts, landlock.BindTCP(uint16(p)))
+		}
+	}
+	cfg, err := landlock.NewConfig(args...)
 	if err != nil {
 		return fmt.Errorf("landlock config: %w", err)
 	}
-	var opts []landlock.Rule
-	for _, r := range rules {
+	for _, r := range plan.Rules {
 		access, err := accessOf(r.Access)
 		if err != nil {
 			return err

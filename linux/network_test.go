@@ -34,7 +34,9 @@ func TestProxies(t *testing.T) {
 		{"SOCKS5 allowed", `["127.0.0.1"]`, "socks", ip, "connected"},
 		{"SOCKS5 name resolved by the proxy", `["localhost"]`, "socks", "localhost:" + port, "connected"},
 		{"SOCKS5 refused", `["example.com"]`, "socks", ip, "error: socks connect tcp"},
-		{"no direct route to the host", `["127.0.0.1"]`, "direct", ip, "error: dial tcp " + ip + ": connect: connection refused"},
+		{"no direct route to the host", `["127.0.0.1"]`, "direct", ip, "error: dial tcp " + ip + ": connect: permission denied"},
+		{"no direct route, even with local binding", `["127.0.0.1"], "allowLocalBinding": true`, "direct", ip, "error: dial tcp " + ip + ": connect: connection refused"},
+		{"no listening without allowLocalBinding", `[]`, "serve", "8080", "error: listen tcp 127.0.0.1:8080: bind: permission denied"},
 	}
 	for _, u := range users(t) {
 		for _, tt := range tests {
@@ -87,7 +89,7 @@ func TestLocalOutboundPorts(t *testing.T) {
 			for target, want := range map[string]string{
 				fmt.Sprintf("127.0.0.1:%d", port):  "connected",
 				fmt.Sprintf("[::1]:%d", port):      "connected",
-				fmt.Sprintf("127.0.0.1:%d", other): "connection refused",
+				fmt.Sprintf("127.0.0.1:%d", other): "permission denied", // Landlock: only relayed ports
 			} {
 				r := w.fence(t, "", nil, "--", "./netprobe", "direct", target)
 				if !strings.Contains(r.stdout, want) {
@@ -99,7 +101,8 @@ func TestLocalOutboundPorts(t *testing.T) {
 }
 
 // TestPortForward exposes a server inside the sandbox on the host's
-// loopback with -p, and reaches it from the host.
+// loopback with -p, and reaches it from the host. -p lets the server
+// listen on its port even without allowLocalBinding.
 func TestPortForward(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0") // find a free port
 	must(t, err)
@@ -107,7 +110,7 @@ func TestPortForward(t *testing.T) {
 	l.Close()
 	for _, u := range users(t) {
 		t.Run(u.name, func(t *testing.T) {
-			w := newWorld(t, u.uid, `{"network": {"allowLocalBinding": true}}`)
+			w := newWorld(t, u.uid, `{}`)
 			cmd := w.command(context.Background(), nil, "-p", fmt.Sprint(port), "--", "./netprobe", "serve", fmt.Sprint(port))
 			out, err := cmd.StdoutPipe()
 			must(t, err)

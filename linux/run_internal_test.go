@@ -43,8 +43,8 @@ func TestCheckLandlock(t *testing.T) {
 // TestSeccompProgramAssembles checks that every jump of the filter lands
 // inside the program, with and without the socket rule.
 func TestSeccompProgramAssembles(t *testing.T) {
-	for _, deny := range []bool{false, true} {
-		prog, err := seccompProgram(deny)
+	for _, o := range []seccompOptions{{}, {denySockets: true}, {denyMPTCP: true}} {
+		prog, err := seccompProgram(o)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ const (
 	offArch = 4
 	offArg0 = 16 // low 32 bits on little-endian machines
 	offArg1 = 24
+	offArg2 = 32
 )
 
 const (
@@ -59,12 +60,19 @@ func SeccompSummary() []string {
 		"ioctl TIOCSTI and TIOCLINUX", "personality other than PER_LINUX and queries")
 }
 
+// seccompOptions are the parts of the filter that depend on the plan.
+type seccompOptions struct {
+	// denySockets refuses socket families other than AF_UNIX, when no
+	// network namespace isolates the command.
+	denySockets bool
+	// denyMPTCP refuses MPTCP sockets, which Landlock's TCP rules do not
+	// cover, so that programs fall back to plain TCP.
+	denyMPTCP bool
+}
+
 // seccompProgram assembles the filter. It kills a process that calls in
 // through another architecture's table.
-//
-// With denySockets (no network namespace to isolate the command), socket
-// families other than AF_UNIX fail with EPERM.
-func seccompProgram(denySockets bool) ([]bpf.RawInstruction, error) {
+func seccompProgram(o seccompOptions) ([]bpf.RawInstruction, error) {
 	prog := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: offArch, Size: 4},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: auditArch, SkipTrue: 1},
@@ -93,11 +101,20 @@ func seccompProgram(denySockets bool) ([]bpf.RawInstruction, error) {
 			bpf.RetConstant{Val: retAllow},
 		)
 	}
-	if denySockets {
+	switch {
+	case o.denySockets:
 		prog = append(prog,
 			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.SYS_SOCKET, SkipTrue: 4},
 			bpf.LoadAbsolute{Off: offArg0, Size: 4},
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipTrue: 1},
+			bpf.RetConstant{Val: retEPERM},
+			bpf.RetConstant{Val: retAllow},
+		)
+	case o.denyMPTCP:
+		prog = append(prog,
+			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.SYS_SOCKET, SkipTrue: 4},
+			bpf.LoadAbsolute{Off: offArg2, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.IPPROTO_MPTCP, SkipTrue: 1},
 			bpf.RetConstant{Val: retEPERM},
 			bpf.RetConstant{Val: retAllow},
 		)
@@ -124,8 +141,8 @@ func seccompProgram(denySockets bool) ([]bpf.RawInstruction, error) {
 
 // installSeccomp loads the filter on every thread (TSYNC). no_new_privs
 // must already be set.
-func installSeccomp(denySockets bool) error {
-	raw, err := seccompProgram(denySockets)
+func installSeccomp(o seccompOptions) error {
+	raw, err := seccompProgram(o)
 	if err != nil {
 		return fmt.Errorf("assemble seccomp filter: %w", err)
 	}

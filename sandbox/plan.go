@@ -140,10 +140,20 @@ type Mask struct {
 // (read, write and ioctl on device files).
 type Landlock struct {
 	Rules []LandlockRule `json:"rules"`
+	// TCP, when set, limits TCP inside the sandbox (ABI 4 and up; a second
+	// layer behind the network namespace).
+	TCP *LandlockTCP `json:"tcp,omitempty"`
 	// MinABI is the oldest Landlock ABI that enforces the whole plan, with
 	// the reason for each step above 1.
 	MinABI  int      `json:"minABI"`
 	Reasons []string `json:"reasons,omitempty"`
+}
+
+// LandlockTCP lists the only TCP ports the command may connect to and
+// bind.
+type LandlockTCP struct {
+	Connect []int `json:"connect"`
+	Bind    []int `json:"bind,omitempty"`
 }
 
 // LandlockRule grants Access below Path.
@@ -353,6 +363,11 @@ func (b *builder) landlock(read, exec, write []resolved) {
 		add("/tmp", "write", "the private /tmp")
 	}
 	add("/dev", "dev", "device nodes of the sandbox's /dev")
+	if p := b.plan.Proxy; p != nil && !b.pol.LocalBinding {
+		// Inside the namespace only the proxies and relayed ports may be
+		// connected, and nothing may listen.
+		ll.TCP = &LandlockTCP{Connect: append([]int{p.HTTPPort, p.SOCKSPort}, p.LocalPorts...)}
+	}
 	ll.MinABI = 1
 	if b.plan.Network == "host" {
 		ll.MinABI = 6

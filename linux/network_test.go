@@ -131,3 +131,43 @@ func TestPortForward(t *testing.T) {
 		})
 	}
 }
+
+// TestHostUnixSockets puts a docker-like socket under /run and checks
+// that the sandbox cannot connect to it unless allowUnixSockets lists it.
+func TestHostUnixSockets(t *testing.T) {
+	dir, err := os.MkdirTemp("/run", "fence-test-")
+	if err != nil {
+		t.Skipf("cannot create a socket under /run: %v", err)
+	}
+	defer os.RemoveAll(dir)
+	must(t, os.Chmod(dir, 0o755))
+	sock := dir + "/docker.sock"
+	l, err := net.Listen("unix", sock)
+	must(t, err)
+	defer l.Close()
+	must(t, os.Chmod(sock, 0o777))
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	for _, u := range users(t) {
+		for policy, want := range map[string]string{
+			`{}`: "connect: permission denied", // masked
+			fmt.Sprintf(`{"network": {"allowUnixSockets": [%q]}}`, sock): "connected",
+			`{"network": {"allowAllUnixSockets": true}}`:                 "connected",
+		} {
+			t.Run(u.name+"/"+policy, func(t *testing.T) {
+				w := newWorld(t, u.uid, policy)
+				r := w.fence(t, "", nil, "--", "./netprobe", "unix", sock)
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("connect to %s: %q, want %q\n%s", sock, r.stdout, want, r.stderr)
+				}
+			})
+		}
+	}
+}

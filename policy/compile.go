@@ -62,6 +62,10 @@ type Policy struct {
 	// LocalOutboundPorts are the host loopback TCP ports the sandbox may
 	// reach, at the same numbers inside.
 	LocalOutboundPorts []int `json:"localOutboundPorts,omitempty"`
+	// UnixSockets are the host unix sockets the command may connect to;
+	// AllUnixSockets allows every one.
+	UnixSockets    []Rule `json:"unixSockets,omitempty"`
+	AllUnixSockets bool   `json:"allUnixSockets,omitempty"`
 	// LocalBinding lets servers inside listen on loopback.
 	LocalBinding bool     `json:"localBinding,omitempty"`
 	EnvDeny      []string `json:"envDeny,omitempty"`
@@ -135,6 +139,8 @@ func Compile(c Config, env Env) *Policy {
 		p.Read = append(p.Read, exp.rules(fs.AllowRead, "filesystem.allowRead", false)...)
 	}
 	p.Execute = exp.rules(fs.AllowExecute, "filesystem.allowExecute", false)
+	p.UnixSockets = exp.rules(c.Network.AllowUnixSockets, "network.allowUnixSockets", false)
+	p.AllUnixSockets = c.Network.AllowAllUnixSockets
 	p.Write = exp.rules(fs.AllowWrite, "filesystem.allowWrite", false)
 	p.DenyRead = exp.rules(fs.DenyRead, "filesystem.denyRead", true)
 	p.DenyWrite = append(exp.rules(fs.DenyWrite, "filesystem.denyWrite", true), mandatoryDenyWrite(c, env, exp)...)

@@ -13,6 +13,7 @@ var Weaker = []string{
 	"no private /tmp: TMPDIR points to a private directory instead",
 	"no pid namespace: host processes are visible, and daemons the command starts can outlive it",
 	"no network namespace: sockets other than unix sockets are refused by seccomp instead",
+	"no mount masks: the host's unix sockets stay reachable unless Landlock (ABI 9) can refuse them",
 }
 
 // LandlockOnly rewrites plan for a system where fence cannot create user

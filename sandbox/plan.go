@@ -200,7 +200,7 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 		plan.Proxy = &Proxy{HTTPPort: p.HTTPProxyPort, SOCKSPort: p.SocksProxyPort, AllowedDomains: p.AllowedDomains, DeniedDomains: p.DeniedDomains, LocalPorts: p.LocalOutboundPorts}
 		plan.Env = append(withoutProxyEnv(plan.Env), proxyEnv(plan.Proxy)...)
 	}
-	b := builder{plan: plan, pol: p, m: &matcher{deadline: time.Now().Add(o.GlobBudget)}}
+	b := builder{plan: plan, pol: p, m: &matcher{deadline: time.Now().Add(o.GlobBudget)}, environ: o.Environ}
 	b.build()
 	plan.Globs = b.m.reports
 	for _, g := range plan.Globs {
@@ -234,9 +234,10 @@ func shellPath() string {
 }
 
 type builder struct {
-	plan *Plan
-	pol  *policy.Policy
-	m    *matcher
+	plan    *Plan
+	pol     *policy.Policy
+	m       *matcher
+	environ []string
 }
 
 // resolved is an existing path a rule names, after symlinks.
@@ -295,6 +296,15 @@ func (b *builder) build() {
 	}
 	mounts.Binds = dedupeBinds(mounts.Binds)
 	sortByDepth(mounts.Binds, func(x Bind) string { return x.Path })
+	if !b.pol.AllUnixSockets {
+		// Landlock before ABI 9 cannot refuse connect() on a pathname
+		// socket: hide the host's sockets the policy does not list.
+		for _, sock := range hostSockets(b.environ) {
+			if !allowedSocket(sock, b.pol.UnixSockets) {
+				denyRead = append(denyRead, resolved{path: sock, why: "a host unix socket network.allowUnixSockets does not list"})
+			}
+		}
+	}
 	sortByDepth(denyRead, func(r resolved) string { return r.path })
 	for _, d := range denyRead {
 		hidden := under(d.path, "/tmp") && !slices.ContainsFunc(mounts.Binds, func(x Bind) bool { return under(d.path, x.Path) })

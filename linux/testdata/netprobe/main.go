@@ -19,7 +19,7 @@ import (
 
 func main() {
 	if len(os.Args) != 3 {
-		fmt.Println("usage: netprobe http|connect|socks|direct|serve TARGET")
+		fmt.Println("usage: netprobe http|connect|socks|direct|serve|unix TARGET")
 		os.Exit(2)
 	}
 	out, err := probe(os.Args[1], os.Args[2])
@@ -76,6 +76,13 @@ func probe(mode, target string) (string, error) {
 		io.WriteString(c, "from-sandbox\n")
 		c.Close()
 		return "served", nil
+	case "unix":
+		conn, err := net.Dial("unix", target)
+		if err != nil {
+			return "", err
+		}
+		conn.Close()
+		return "connected", nil
 	case "direct":
 		conn, err := net.Dial("tcp", target)
 		if err != nil {

@@ -80,6 +80,9 @@ func printPlanDebug(w io.Writer, p *sandbox.Plan) {
 		}
 		fmt.Fprintf(w, "fence: debug: globs: %s matched %d paths%s\n", g.Rule, g.Matches, cut)
 	}
+	if p.Network == "host" && len(p.Proxy.DeniedDomains) > 0 {
+		fmt.Fprintf(w, "fence: debug: network: the host's network is shared (allowedDomains has \"*\"), so deniedDomains binds only clients that use the proxies\n")
+	}
 	if len(p.Seccomp) > 0 {
 		fmt.Fprintf(w, "fence: debug: seccomp: EPERM for %s\n", strings.Join(p.Seccomp, ", "))
 	}

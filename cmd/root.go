@@ -132,7 +132,7 @@ func addForwards(plan *sandbox.Plan, ports []string) error {
 	if len(ports) == 0 {
 		return nil
 	}
-	if plan.Proxy == nil {
+	if plan.Network == "host" {
 		return errors.New("-p has nothing to do when the network is the host's: the command's servers are on the host already")
 	}
 	for _, p := range ports {

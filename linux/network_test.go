@@ -29,6 +29,8 @@ func TestProxies(t *testing.T) {
 		{"http allowed by IP literal", `["127.0.0.1"]`, "http", "http://" + ip + "/", "200  | hello"},
 		{"http refused with the reason", `["example.com"]`, "http", "http://" + ip + "/", "403 not in network.allowedDomains | fence: blocked HTTP " + ip},
 		{"http refused by deniedDomains", `["127.0.0.1"], "deniedDomains": ["127.0.0.1"]`, "http", "http://" + ip + "/", `403 denied by network.deniedDomains (network.deniedDomains "127.0.0.1")`},
+		{"host network: proxies still offered", `["*"]`, "http", "http://" + ip + "/", "200  | hello"},
+		{"host network: deniedDomains binds proxy clients", `["*"], "deniedDomains": ["127.0.0.1"]`, "http", "http://" + ip + "/", "403 denied by network.deniedDomains"},
 		{"CONNECT allowed", `["127.0.0.1"]`, "connect", ip, "HTTP/1.1 200 Connection established"},
 		{"CONNECT refused", `[]`, "connect", ip, "HTTP/1.1 403 Forbidden"},
 		{"SOCKS5 allowed", `["127.0.0.1"]`, "socks", ip, "connected"},

@@ -83,7 +83,7 @@ func BenchmarkProxyHandover(b *testing.B) {
 		if status != statusOK || len(files) != 2 {
 			b.Fatalf("status %q with %d files", status, len(files))
 		}
-		serveProxies(plan, files, io.Discard)()
+		serveProxies(plan, fileListeners(plan.Proxy, files), io.Discard)()
 		sup.Close()
 	}
 }

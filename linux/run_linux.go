@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -109,6 +110,12 @@ func supervise(w *wire, stderr io.Writer) (int, error) {
 		return 0, err
 	}
 	defer closeListeners(forwards)
+	var listeners []net.Listener
+	if w.Plan.Network == "host" && w.Namespaces {
+		if listeners, err = hostProxyListeners(w); err != nil {
+			return 0, err
+		}
+	}
 	cmd := initCommand(w, planR, statW)
 	// Pdeathsig follows the thread that started the child: keep it.
 	runtime.LockOSThread()
@@ -127,7 +134,10 @@ func supervise(w *wire, stderr io.Writer) (int, error) {
 	defer signal.Stop(sigs)
 	werr := json.NewEncoder(planW).Encode(w)
 	planW.Close()
-	status, listeners := readStatus(statR)
+	status, files := readStatus(statR)
+	if w.Plan.Network == "none" {
+		listeners = fileListeners(w.Plan.Proxy, files)
+	}
 	stop := serveProxies(w.Plan, listeners, stderr)
 	if status == statusOK {
 		relayForwards(w.Plan.Proxy, forwards, &dialer{sock: statR})

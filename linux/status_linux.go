@@ -113,24 +113,12 @@ func proxyListeners(p *sandbox.Proxy) ([]*os.File, error) {
 	return files, nil
 }
 
-// serveProxies serves the listeners the init sent, with the plan's
-// domain rules, until the returned stop is called.
-func serveProxies(plan *sandbox.Plan, files []*os.File, stderr io.Writer) (stop func()) {
-	var listeners []net.Listener
-	for _, f := range files {
-		l, err := net.FileListener(f)
-		f.Close()
-		if err == nil {
-			listeners = append(listeners, l)
-		}
-	}
-	closeAll := func() {
-		for _, l := range listeners {
-			l.Close()
-		}
-	}
-	if plan.Proxy == nil || len(listeners) != len(listenAddrs(plan.Proxy)) {
-		closeAll()
+// serveProxies serves the proxies (and local port relays) on the
+// listeners, with the plan's domain rules, until the returned stop is
+// called.
+func serveProxies(plan *sandbox.Plan, listeners []net.Listener, stderr io.Writer) (stop func()) {
+	if len(listeners) < 2 {
+		closeListeners(listeners)
 		return func() {}
 	}
 	srv := &proxy.Server{Policy: &policy.Policy{AllowedDomains: plan.Proxy.AllowedDomains, DeniedDomains: plan.Proxy.DeniedDomains}}
@@ -147,11 +135,51 @@ func serveProxies(plan *sandbox.Plan, files []*os.File, stderr io.Writer) (stop 
 		go proxy.Relay(listeners[2+i], func() (net.Conn, error) { return net.Dial("tcp", addr) })
 	}
 	return func() {
-		closeAll()
+		closeListeners(listeners)
 		if plan.Monitor {
 			fmt.Fprintf(stderr, "fence: monitor: %d connections blocked\n", blocked.Load())
 		}
 	}
+}
+
+// fileListeners turns the descriptors the init sent into listeners; it
+// returns none unless they are all there.
+func fileListeners(p *sandbox.Proxy, files []*os.File) []net.Listener {
+	if p == nil {
+		for _, f := range files {
+			f.Close()
+		}
+		return nil
+	}
+	var listeners []net.Listener
+	for _, f := range files {
+		if l, err := net.FileListener(f); err == nil {
+			listeners = append(listeners, l)
+		}
+		f.Close()
+	}
+	if len(listeners) != len(listenAddrs(p)) {
+		closeListeners(listeners)
+		return nil
+	}
+	return listeners
+}
+
+// hostProxyListeners listens for the proxies on the host's loopback, for
+// a sandbox that shares the host's network, and points w's environment
+// at them.
+func hostProxyListeners(w *wire) ([]net.Listener, error) {
+	var listeners []net.Listener
+	for range 2 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			closeListeners(listeners)
+			return nil, fmt.Errorf("listen for the proxies: %w", err)
+		}
+		listeners = append(listeners, l)
+	}
+	w.Env = sandbox.ProxyEnv(w.Env, listeners[0].Addr().(*net.TCPAddr).Port, listeners[1].Addr().(*net.TCPAddr).Port)
+	return listeners, nil
 }
 
 // The status socket then carries -p connections: the supervisor sends a

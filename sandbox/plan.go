@@ -96,17 +96,18 @@ func ParseForward(s string) (Forward, error) {
 	return Forward{HostAddr: netip.AddrPortFrom(ip, uint16(n)).String(), Port: n}, nil
 }
 
-// proxyEnv points the usual variables at the proxies, in the spellings
-// common tools read.
-func proxyEnv(p *Proxy) []string {
-	httpURL := fmt.Sprintf("http://127.0.0.1:%d", p.HTTPPort)
-	socksURL := fmt.Sprintf("socks5h://127.0.0.1:%d", p.SOCKSPort)
-	var env []string
+// ProxyEnv returns env with the usual proxy variables, in the spellings
+// common tools read, pointing at the proxies on 127.0.0.1, in place of
+// the caller's (which would point where the sandbox cannot go).
+func ProxyEnv(env []string, httpPort, socksPort int) []string {
+	httpURL := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
+	socksURL := fmt.Sprintf("socks5h://127.0.0.1:%d", socksPort)
+	var add []string
 	for name, v := range map[string]string{"HTTP_PROXY": httpURL, "HTTPS_PROXY": httpURL, "ALL_PROXY": socksURL, "NO_PROXY": "localhost,127.0.0.1,::1"} {
-		env = append(env, name+"="+v, strings.ToLower(name)+"="+v)
+		add = append(add, name+"="+v, strings.ToLower(name)+"="+v)
 	}
-	slices.Sort(env)
-	return append(env, "NODE_USE_ENV_PROXY=1")
+	slices.Sort(add)
+	return append(append(withoutProxyEnv(slices.Clone(env)), add...), "NODE_USE_ENV_PROXY=1")
 }
 
 // Mounts describes the sandbox's view of the filesystem: the host, read
@@ -194,11 +195,15 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 		Argv: argv, Dir: p.Dir, Env: env, EnvRemoved: removed,
 		UID: o.UID, GID: o.GID, Network: "none", Degraded: degraded,
 	}
+	plan.Proxy = &Proxy{HTTPPort: p.HTTPProxyPort, SOCKSPort: p.SocksProxyPort, AllowedDomains: p.AllowedDomains, DeniedDomains: p.DeniedDomains}
 	if p.HostNetwork {
+		// The proxies listen on the host's loopback, at ports the
+		// supervisor picks when it starts them (see ProxyEnv).
 		plan.Network = "host"
+		plan.Proxy.HTTPPort, plan.Proxy.SOCKSPort = 0, 0
 	} else {
-		plan.Proxy = &Proxy{HTTPPort: p.HTTPProxyPort, SOCKSPort: p.SocksProxyPort, AllowedDomains: p.AllowedDomains, DeniedDomains: p.DeniedDomains, LocalPorts: p.LocalOutboundPorts}
-		plan.Env = append(withoutProxyEnv(plan.Env), proxyEnv(plan.Proxy)...)
+		plan.Proxy.LocalPorts = p.LocalOutboundPorts
+		plan.Env = ProxyEnv(plan.Env, plan.Proxy.HTTPPort, plan.Proxy.SOCKSPort)
 	}
 	b := builder{plan: plan, pol: p, m: &matcher{deadline: time.Now().Add(o.GlobBudget)}, environ: o.Environ}
 	b.build()
@@ -373,7 +378,7 @@ func (b *builder) landlock(read, exec, write []resolved) {
 		add("/tmp", "write", "the private /tmp")
 	}
 	add("/dev", "dev", "device nodes of the sandbox's /dev")
-	if p := b.plan.Proxy; p != nil && !b.pol.LocalBinding {
+	if p := b.plan.Proxy; b.plan.Network == "none" && !b.pol.LocalBinding {
 		// Inside the namespace only the proxies and relayed ports may be
 		// connected, and nothing may listen.
 		ll.TCP = &LandlockTCP{Connect: append([]int{p.HTTPPort, p.SOCKSPort}, p.LocalPorts...)}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestProxies runs clients inside the sandbox against a server on the
@@ -171,5 +172,22 @@ func TestHostUnixSockets(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestNoUDP sends a datagram from the sandbox to a UDP socket on the
+// host's loopback: it must not arrive, since the sandbox's loopback is
+// its own.
+func TestNoUDP(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	must(t, err)
+	defer pc.Close()
+	port := pc.LocalAddr().(*net.UDPAddr).Port
+	w := newWorld(t, os.Getuid(), `{"network": {"allowedDomains": ["127.0.0.1"]}}`)
+	r := w.fence(t, "", nil, "-c", fmt.Sprintf("echo sandbox > /dev/udp/127.0.0.1/%d; getent hosts example.com || echo no-dns", port))
+	check(t, r, 0, `no-dns\n$`, "")
+	pc.SetReadDeadline(time.Now().Add(300 * time.Millisecond)) // the datagram was sent before fence exited
+	if n, _, err := pc.ReadFrom(make([]byte, 64)); err == nil {
+		t.Errorf("a datagram from the sandbox reached the host (%d bytes)", n)
 	}
 }

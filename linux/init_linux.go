@@ -116,7 +116,7 @@ func restrict(w *wire) error {
 		return err
 	}
 	return installSeccomp(seccompOptions{
-		denySockets: w.Plan.Network == "none" && !w.Namespaces,
+		denySockets: w.Plan.Network == "none" && !w.Namespaces && w.Plan.Landlock.TCP == nil,
 		denyMPTCP:   w.Plan.Landlock.TCP != nil,
 	})
 }

@@ -191,3 +191,14 @@ func TestNoUDP(t *testing.T) {
 		t.Errorf("a datagram from the sandbox reached the host (%d bytes)", n)
 	}
 }
+
+// TestFallbackProxies checks the network of the Landlock-only fallback:
+// the proxies on the host's loopback are the only TCP destinations.
+func TestFallbackProxies(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") }))
+	defer srv.Close()
+	ip := srv.Listener.Addr().String()
+	w := newWorld(t, os.Getuid(), `{"network": {"allowedDomains": ["127.0.0.1"]}}`)
+	r := w.withoutUserNS(t, "-c", "./netprobe http http://"+ip+"/; ./netprobe direct "+ip)
+	check(t, r, 0, `^200  \| hello\nerror: dial tcp `+ip+`: connect: permission denied\n$`, `enforcing the policy with Landlock alone`)
+}

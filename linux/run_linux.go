@@ -111,7 +111,7 @@ func supervise(w *wire, stderr io.Writer) (int, error) {
 	}
 	defer closeListeners(forwards)
 	var listeners []net.Listener
-	if w.Plan.Network == "host" && w.Namespaces {
+	if w.Plan.Proxy != nil && (w.Plan.Network == "host" || !w.Namespaces) {
 		if listeners, err = hostProxyListeners(w); err != nil {
 			return 0, err
 		}
@@ -135,7 +135,7 @@ func supervise(w *wire, stderr io.Writer) (int, error) {
 	werr := json.NewEncoder(planW).Encode(w)
 	planW.Close()
 	status, files := readStatus(statR)
-	if w.Plan.Network == "none" {
+	if w.Plan.Network == "none" && w.Namespaces {
 		listeners = fileListeners(w.Plan.Proxy, files)
 	}
 	stop := serveProxies(w.Plan, listeners, stderr)

@@ -167,7 +167,9 @@ func fileListeners(p *sandbox.Proxy, files []*os.File) []net.Listener {
 
 // hostProxyListeners listens for the proxies on the host's loopback, for
 // a sandbox that shares the host's network, and points w's environment
-// at them.
+// at them. Without namespaces (the Landlock-only fallback), Landlock's
+// TCP rules then limit connections to those ports and the local ports
+// the policy allows.
 func hostProxyListeners(w *wire) ([]net.Listener, error) {
 	var listeners []net.Listener
 	for range 2 {
@@ -178,7 +180,11 @@ func hostProxyListeners(w *wire) ([]net.Listener, error) {
 		}
 		listeners = append(listeners, l)
 	}
-	w.Env = sandbox.ProxyEnv(w.Env, listeners[0].Addr().(*net.TCPAddr).Port, listeners[1].Addr().(*net.TCPAddr).Port)
+	httpPort, socksPort := listeners[0].Addr().(*net.TCPAddr).Port, listeners[1].Addr().(*net.TCPAddr).Port
+	w.Env = sandbox.ProxyEnv(w.Env, httpPort, socksPort)
+	if !w.Namespaces && w.Plan.Network == "none" {
+		w.Plan.Landlock.TCP = &sandbox.LandlockTCP{Connect: append([]int{httpPort, socksPort}, w.Plan.Proxy.LocalPorts...)}
+	}
 	return listeners, nil
 }
 

@@ -37,6 +37,9 @@ func initRun() (int, error) {
 	// thread that starts the command must be the one that signals it.
 	// Everything from here on stays on this thread.
 	runtime.LockOSThread()
+	// The command must not inherit the supervisor's channels.
+	unix.CloseOnExec(planFD)
+	unix.CloseOnExec(statusFD)
 	w, err := readWire()
 	if err != nil {
 		return 0, err

@@ -4,6 +4,7 @@ package linux_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -114,11 +116,12 @@ func TestPortForward(t *testing.T) {
 	for _, u := range users(t) {
 		t.Run(u.name, func(t *testing.T) {
 			w := newWorld(t, u.uid, `{}`)
-			cmd := w.command(context.Background(), nil, "-p", fmt.Sprint(port), "--", "./netprobe", "serve", fmt.Sprint(port))
+			cmd := w.command(context.Background(), nil, "-p", fmt.Sprint(port), "-c", fmt.Sprintf("ls /proc/self/fd | tr '\\n' ' ' >&2; ./netprobe serve %d", port))
 			out, err := cmd.StdoutPipe()
 			must(t, err)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
 			must(t, cmd.Start())
-			defer cmd.Wait()
 			line, _ := bufio.NewReader(out).ReadString('\n')
 			if line != "listening\n" {
 				cmd.Process.Kill()
@@ -130,6 +133,10 @@ func TestPortForward(t *testing.T) {
 			c.Close()
 			if string(got) != "from-sandbox\n" {
 				t.Errorf("read %q through -p, want from-sandbox", got)
+			}
+			cmd.Wait()
+			if fds := strings.Fields(stderr.String()); !slices.Equal(fds, []string{"0", "1", "2", "3"}) { // 3: ls's own
+				t.Errorf("the command holds descriptors it should not: %v", fds)
 			}
 		})
 	}

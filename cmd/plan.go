@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -54,6 +55,7 @@ func buildPlan(pf *policyFlags, argv []string, shell, degraded string) (*sandbox
 		return nil, err
 	}
 	plan.Seccomp = linux.SeccompSummary()
+	sshThroughProxy(plan)
 	return plan, nil
 }
 
@@ -89,4 +91,18 @@ func printPlanDebug(w io.Writer, p *sandbox.Plan) {
 	if len(p.EnvRemoved) > 0 {
 		fmt.Fprintf(w, "fence: debug: env: removed %s\n", strings.Join(p.EnvRemoved, ", "))
 	}
+}
+
+// sshThroughProxy lets git reach ssh remotes through fence's SOCKS proxy
+// (unless the caller chose a GIT_SSH_COMMAND), with fence itself as the
+// ProxyCommand.
+func sshThroughProxy(plan *sandbox.Plan) {
+	if plan.Network != "none" || slices.ContainsFunc(plan.Env, func(kv string) bool { return strings.HasPrefix(kv, "GIT_SSH_COMMAND=") }) {
+		return
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return
+	}
+	plan.Env = append(plan.Env, fmt.Sprintf("GIT_SSH_COMMAND=ssh -o ProxyCommand='%s ssh-proxy %%h %%p'", self))
 }

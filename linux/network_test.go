@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -208,4 +209,28 @@ func TestFallbackProxies(t *testing.T) {
 	w := newWorld(t, os.Getuid(), `{"network": {"allowedDomains": ["127.0.0.1"]}}`)
 	r := w.withoutUserNS(t, "-c", "./netprobe http http://"+ip+"/; ./netprobe direct "+ip)
 	check(t, r, 0, `^200  \| hello\nerror: dial tcp `+ip+`: connect: permission denied\n$`, `enforcing the policy with Landlock alone`)
+}
+
+// TestSSHProxy runs fence's ssh ProxyCommand inside the sandbox against
+// an echo server on the host's loopback, allowed and refused.
+func TestSSHProxy(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(c, c); c.Close() }()
+		}
+	}()
+	port := fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+	w := newWorld(t, os.Getuid(), `{"network": {"allowedDomains": ["127.0.0.1"]}}`)
+	self, err := os.ReadFile(filepath.Join(bin, "fence"))
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(w.ws, "fence"), self, 0o755))
+	r := w.fence(t, "", nil, "-c", "printf ping | ./fence ssh-proxy 127.0.0.1 "+port+"; echo; ./fence ssh-proxy example.com 22 </dev/null; echo $GIT_SSH_COMMAND")
+	check(t, r, 0, `^ping\n.*ProxyCommand='.*fence ssh-proxy %h %p'\n$`, `connect to example.com:22 through fence's proxy: .*connection not allowed by ruleset`)
 }

@@ -91,15 +91,6 @@ func isForeground() bool {
 // forwards signals, and waits. It returns errNoUserNS when user
 // namespaces are refused. Monitor lines go to stderr.
 func supervise(w *wire, stderr io.Writer) (int, error) {
-	planR, planW, err := os.Pipe()
-	if err != nil {
-		return 0, err
-	}
-	statR, statW, err := statusPair()
-	if err != nil {
-		return 0, err
-	}
-	defer statR.Close()
 	// Descriptors fence inherited without close-on-exec (an open
 	// directory, say) would reach past the mounts: no one gets them.
 	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
@@ -115,7 +106,19 @@ func supervise(w *wire, stderr io.Writer) (int, error) {
 		if listeners, err = hostProxyListeners(w); err != nil {
 			return 0, err
 		}
+		defer closeListeners(listeners)
 	}
+	planR, planW, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	statR, statW, err := statusPair()
+	if err != nil {
+		planR.Close()
+		planW.Close()
+		return 0, err
+	}
+	defer statR.Close()
 	cmd := initCommand(w, planR, statW)
 	// Pdeathsig follows the thread that started the child: keep it.
 	runtime.LockOSThread()

@@ -234,3 +234,36 @@ func TestSSHProxy(t *testing.T) {
 	r := w.fence(t, "", nil, "-c", "printf ping | ./fence ssh-proxy 127.0.0.1 "+port+"; echo; ./fence ssh-proxy example.com 22 </dev/null; echo $GIT_SSH_COMMAND")
 	check(t, r, 0, `^ping\n.*ProxyCommand='.*fence ssh-proxy %h %p'\n$`, `connect to example.com:22 through fence's proxy: .*connection not allowed by ruleset`)
 }
+
+// TestAbstractSockets listens on an abstract unix socket on the host:
+// a private network namespace has its own abstract namespace, and with
+// the host's network Landlock's scoping keeps the sandbox out.
+func TestAbstractSockets(t *testing.T) {
+	name := fmt.Sprintf("@fence-test-%d", os.Getpid())
+	l, err := net.Listen("unix", name)
+	must(t, err)
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	for _, u := range users(t) {
+		for policy, want := range map[string]string{
+			`{}`:                                     "connect: connection refused",      // another network namespace: no such socket
+			`{"network": {"allowedDomains": ["*"]}}`: "connect: operation not permitted", // Landlock scope
+		} {
+			t.Run(u.name+"/"+policy, func(t *testing.T) {
+				w := newWorld(t, u.uid, policy)
+				r := w.fence(t, "", nil, "--", "./netprobe", "unix", name)
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("connect to %s: %q, want %q\n%s", name, r.stdout, want, r.stderr)
+				}
+			})
+		}
+	}
+}

@@ -82,7 +82,7 @@ func printPlanDebug(w io.Writer, p *sandbox.Plan) {
 		}
 		fmt.Fprintf(w, "fence: debug: globs: %s matched %d paths%s\n", g.Rule, g.Matches, cut)
 	}
-	if p.Landlock.MinABI < 9 {
+	if linux.KernelLandlockABI() < 9 {
 		fmt.Fprintf(w, "fence: debug: network: host unix sockets under /run and $SSH_AUTH_SOCK are hidden unless allowed; Landlock before ABI 9 cannot refuse connecting to one elsewhere\n")
 	}
 	if p.Network == "host" && len(p.Proxy.DeniedDomains) > 0 {

@@ -20,4 +20,5 @@ require (
 	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/tools v0.51.0 // indirect
+	mvdan.cc/sh/v3 v3.14.1 // indirect
 )

@@ -40,13 +40,32 @@ func newPlanCmd(pf *policyFlags, stdout io.Writer) *cobra.Command {
 
 // buildPlan loads the policy and plans the command for this process.
 func buildPlan(pf *policyFlags, argv []string, shell, degraded string) (*sandbox.Plan, error) {
+	pol, err := compilePolicy(pf)
+	if err != nil {
+		return nil, err
+	}
+	return planFor(pol, argv, shell, degraded)
+}
+
+// compilePolicy loads the policy and fixes its meaning for this directory.
+func compilePolicy(pf *policyFlags) (*policy.Policy, error) {
 	res, opts, err := pf.load()
 	if err != nil {
 		return nil, err
 	}
-	pol := policy.Compile(res.Config, policy.Env{
+	return policy.Compile(res.Config, policy.Env{
 		Dir: opts.Dir, Home: opts.Home, UserConfigDir: opts.UserConfigDir, ConfigFiles: res.Files,
-	})
+		Origin: func(key, value string) string {
+			if o, ok := res.Origin(key, value); ok {
+				return o.Source.Label()
+			}
+			return ""
+		},
+	}), nil
+}
+
+// planFor plans the command under a compiled policy.
+func planFor(pol *policy.Policy, argv []string, shell, degraded string) (*sandbox.Plan, error) {
 	plan, err := sandbox.NewPlan(pol, sandbox.Options{
 		Argv: argv, Shell: shell, Environ: os.Environ(),
 		UID: os.Getuid(), GID: os.Getgid(), Degraded: degraded,

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fence-sandbox/fence/linux"
+	"github.com/fence-sandbox/fence/policy"
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
@@ -100,7 +101,14 @@ func (o *runOptions) run(args []string) error {
 	if o.degraded != "refuse" && o.degraded != "warn" {
 		return fmt.Errorf("--degraded %q: want refuse or warn", o.degraded)
 	}
-	plan, err := buildPlan(o.policy, args, o.shell, o.degraded)
+	pol, err := compilePolicy(o.policy)
+	if err != nil {
+		return err
+	}
+	if v := preflight(pol, args, o.shell); v.Blocked {
+		return &exitError{code: sandbox.ExitFenceError, msg: v.Message()}
+	}
+	plan, err := planFor(pol, args, o.shell, o.degraded)
 	if err != nil {
 		return err
 	}
@@ -149,4 +157,12 @@ func addForwards(plan *sandbox.Plan, ports []string) error {
 		}
 	}
 	return nil
+}
+
+// preflight judges the command line before anything starts.
+func preflight(pol *policy.Policy, argv []string, shell string) sandbox.Verdict {
+	if shell != "" {
+		return sandbox.PreflightShell(pol, shell)
+	}
+	return sandbox.PreflightArgv(pol, argv)
 }

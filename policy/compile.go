@@ -15,6 +15,9 @@ type Env struct {
 	Home          string
 	UserConfigDir string
 	ConfigFiles   []string
+	// Origin names where a list entry was written (Resolved.Origin), for
+	// messages; nil leaves rules without one.
+	Origin func(key, value string) string
 }
 
 // Rule is one path rule with its meaning fixed: Pattern is absolute, with
@@ -73,6 +76,11 @@ type Policy struct {
 	DeviceMode   string   `json:"deviceMode"`
 	DeviceAllow  []string `json:"deviceAllow,omitempty"`
 	AllowPty     bool     `json:"allowPty,omitempty"`
+	// CommandDeny and CommandAllow are the command rules, defaults
+	// included; CommandDynamic is "allow" or "deny".
+	CommandDeny    []CommandRule `json:"commandDeny,omitempty"`
+	CommandAllow   []CommandRule `json:"commandAllow,omitempty"`
+	CommandDynamic string        `json:"commandDynamic"`
 }
 
 // The proxies' default ports on the sandbox's loopback.
@@ -123,6 +131,7 @@ func Compile(c Config, env Env) *Policy {
 	if localOutbound := c.Network.AllowLocalOutbound; localOutbound != nil && *localOutbound || localOutbound == nil && c.Network.AllowLocalBinding {
 		p.LocalOutboundPorts = c.Network.AllowLocalOutboundPorts
 	}
+	compileCommands(p, c.Command, env)
 	if p.DeviceMode == "" || p.DeviceMode == "auto" {
 		p.DeviceMode = "minimal"
 	}
@@ -219,4 +228,21 @@ func dedupeRules(rules []Rule) []Rule {
 		}
 	}
 	return out
+}
+
+func compileCommands(p *Policy, c Command, env Env) {
+	origin := func(key string) func(string) string {
+		return func(v string) string {
+			if env.Origin == nil {
+				return ""
+			}
+			return env.Origin(key, v)
+		}
+	}
+	if c.UseDefaults == nil || *c.UseDefaults {
+		p.CommandDeny = commandRules(DefaultCommandDeny, func(string) string { return "builtin defaults (command.useDefaults)" })
+	}
+	p.CommandDeny = append(p.CommandDeny, commandRules(c.Deny, origin("command.deny"))...)
+	p.CommandAllow = commandRules(c.Allow, origin("command.allow"))
+	p.CommandDynamic = cmp.Or(c.Dynamic, "allow")
 }

@@ -60,6 +60,10 @@ type Command struct {
 	Allow []string `json:"allow,omitempty"`
 	// UseDefaults nil means true: the built-in deny list applies.
 	UseDefaults *bool `json:"useDefaults,omitempty"`
+	// Dynamic says what to do with a command preflight cannot see
+	// through ($cmd, eval "$x", a string the parser cannot read): "deny",
+	// or "allow" (the default).
+	Dynamic string `json:"dynamic,omitempty"`
 }
 
 // SSH holds the rules for ssh connections made inside the sandbox.
@@ -89,6 +93,9 @@ type EnvVars struct {
 	Deny  []string `json:"deny,omitempty"`
 	Allow []string `json:"allow,omitempty"`
 }
+
+// DynamicModes are the accepted values of command.dynamic.
+var DynamicModes = []string{"allow", "deny"}
 
 // DeviceModes are the accepted values of devices.mode.
 var DeviceModes = []string{"auto", "minimal", "host"}

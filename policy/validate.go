@@ -58,6 +58,9 @@ func (p *parsed) validateScalars() error {
 	if c.Devices.Mode != "" && !slices.Contains(DeviceModes, c.Devices.Mode) {
 		return p.errorf("devices.mode", "%q is not a device mode: want one of %s", c.Devices.Mode, strings.Join(DeviceModes, ", "))
 	}
+	if c.Command.Dynamic != "" && !slices.Contains(DynamicModes, c.Command.Dynamic) {
+		return p.errorf("command.dynamic", "%q is not a mode: want allow or deny", c.Command.Dynamic)
+	}
 	ports := map[string]int{"network.httpProxyPort": c.Network.HTTPProxyPort, "network.socksProxyPort": c.Network.SocksProxyPort}
 	for i, port := range c.Network.AllowLocalOutboundPorts {
 		ports[fmt.Sprintf("network.allowLocalOutboundPorts[%d]", i)] = port

@@ -1,0 +1,155 @@
+package policy
+
+import (
+	"path"
+	"strings"
+)
+
+// DefaultCommandDeny is the builtin deny list (command.useDefaults).
+var DefaultCommandDeny = []string{
+	"shutdown", "reboot", "halt", "poweroff", "init 0", "init 6",
+	"systemctl poweroff", "systemctl reboot", "systemctl halt",
+	"insmod", "rmmod", "modprobe", "kexec", "mkfs", "mkfs.*", "fdisk", "parted",
+	"dd if=", "docker run --privileged", "docker run -v /:/",
+	"chroot", "unshare", "nsenter",
+}
+
+// CommandRule is one command rule: a token prefix, as written.
+type CommandRule struct {
+	Text   string   `json:"rule"`
+	Tokens []string `json:"-"`
+	Origin string   `json:"origin"` // where it was written
+	glob   []bool   // which tokens hold glob characters
+}
+
+// CommandDecision is the verdict on one simple command.
+type CommandDecision struct {
+	Allowed bool
+	Rule    *CommandRule // the deny rule that blocked, or the allow rule that let through
+}
+
+func commandRules(texts []string, origin func(string) string) []CommandRule {
+	out := make([]CommandRule, 0, len(texts))
+	for _, t := range texts {
+		r := CommandRule{Text: t, Tokens: strings.Fields(t), Origin: origin(t)}
+		for _, tok := range r.Tokens {
+			r.glob = append(r.glob, strings.ContainsAny(tok, "*?["))
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// DecideCommand judges one simple command's argv (after wrappers are
+// unwrapped): a deny rule that matches blocks it, unless an allow rule
+// that is more specific than that deny rule also matches.
+func (p *Policy) DecideCommand(argv []string) CommandDecision {
+	if len(argv) == 0 {
+		return CommandDecision{Allowed: true}
+	}
+	name := path.Base(argv[0])
+	for i := range p.CommandDeny {
+		deny := &p.CommandDeny[i]
+		if !deny.match(name, argv[1:]) {
+			continue
+		}
+		for j := range p.CommandAllow {
+			allow := &p.CommandAllow[j]
+			if moreSpecific(allow.Tokens, deny.Tokens) && allow.match(name, argv[1:]) {
+				return CommandDecision{Allowed: true, Rule: allow}
+			}
+		}
+		return CommandDecision{Rule: deny}
+	}
+	return CommandDecision{Allowed: true}
+}
+
+// CommandNamed reports whether some deny rule is about the command name,
+// so that its arguments matter.
+func (p *Policy) CommandNamed(name string) bool {
+	base := path.Base(name)
+	for _, r := range p.CommandDeny {
+		if r.tokenMatch(0, base) {
+			return true
+		}
+	}
+	return false
+}
+
+// moreSpecific reports whether allow extends deny: deny's tokens are a
+// prefix of allow's, and allow has more.
+func moreSpecific(allow, deny []string) bool {
+	if len(allow) <= len(deny) {
+		return false
+	}
+	for i := range deny {
+		if allow[i] != deny[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// match reports whether the rule matches a command. The first token is
+// the command's name (any directory is ignored; "mkfs.*" globs). After
+// it, a word must come next among the arguments, skipping options placed
+// before it and their values (`git -C dir push` is `git push`); an
+// option in a rule (--privileged) or a token ending in "=" (if=) only
+// needs to appear somewhere after the command's name.
+func (r *CommandRule) match(name string, args []string) bool {
+	if len(r.Tokens) == 0 || !r.tokenMatch(0, name) {
+		return false
+	}
+	rest := args
+	for i, t := range r.Tokens[1:] {
+		switch {
+		case strings.HasSuffix(t, "=") || strings.HasPrefix(t, "-"):
+			if !present(t, args) {
+				return false
+			}
+		default:
+			j, ok := r.nextWord(i+1, rest)
+			if !ok {
+				return false
+			}
+			rest = rest[j+1:]
+		}
+	}
+	return true
+}
+
+// present reports whether t appears among args: "if=" as a prefix,
+// "--opt" itself or as "--opt=value".
+func present(t string, args []string) bool {
+	for _, a := range args {
+		if strings.HasSuffix(t, "=") && strings.HasPrefix(a, t) || a == t || strings.HasPrefix(a, t+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// nextWord finds token k as the next non-option argument, letting each
+// option take the argument after it as its value when that is not the
+// token.
+func (r *CommandRule) nextWord(k int, args []string) (int, bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") && a != "-" {
+			if !strings.Contains(a, "=") && i+1 < len(args) && !r.tokenMatch(k, args[i+1]) && !strings.HasPrefix(args[i+1], "-") {
+				i++ // the option's value
+			}
+			continue
+		}
+		return i, r.tokenMatch(k, a)
+	}
+	return 0, false
+}
+
+func (r *CommandRule) tokenMatch(k int, s string) bool {
+	if !r.glob[k] {
+		return r.Tokens[k] == s
+	}
+	ok, _ := path.Match(r.Tokens[k], s)
+	return ok
+}

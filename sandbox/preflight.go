@@ -1,0 +1,297 @@
+package sandbox
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/fence-sandbox/fence/policy"
+)
+
+// Verdict is preflight's judgement of a command line.
+type Verdict struct {
+	Blocked bool
+	Command string              // the simple command that decided, as written
+	Rule    *policy.CommandRule // the rule that blocked it, if a rule did
+	Dynamic string              // what preflight could not see through, if that decided
+}
+
+// Message says what was blocked and why, in one line without the
+// "fence: " prefix.
+func (v Verdict) Message() string {
+	if v.Rule != nil {
+		where := ""
+		if v.Rule.Origin != "" {
+			where = " (" + v.Rule.Origin + ")"
+		}
+		return fmt.Sprintf("blocked %q: matches command.deny %q%s", v.Command, v.Rule.Text, where)
+	}
+	return fmt.Sprintf("blocked %q: preflight cannot see what it runs (%s), and command.dynamic is \"deny\"", v.Command, v.Dynamic)
+}
+
+// maxNesting bounds shells inside shells (bash -c "sh -c '…'").
+const maxNesting = 8
+
+// PreflightShell judges every simple command in a shell string: lists,
+// pipelines, subshells, command and process substitutions, function and
+// compound-command bodies, nested `bash -c` and literal `eval` strings,
+// and the commands behind wrappers such as env, sudo, nice or xargs.
+func PreflightShell(p *policy.Policy, src string) Verdict {
+	return (&preflight{pol: p}).shell(src, func() string { return src }, 0)
+}
+
+// PreflightArgv judges a command given as argv (fence -- cmd args).
+func PreflightArgv(p *policy.Policy, argv []string) Verdict {
+	text := func() string { return strings.Join(argv, " ") }
+	words := make([]word, len(argv))
+	for i, a := range argv {
+		words[i] = word{text: a, literal: true}
+	}
+	return (&preflight{pol: p}).check(words, text, 0)
+}
+
+type preflight struct {
+	pol    *policy.Policy
+	parser *syntax.Parser
+}
+
+// word is one argument: its value when it is literal.
+type word struct {
+	text    string
+	literal bool
+}
+
+// lazyText is the text of a command, made only when a verdict needs it.
+type lazyText func() string
+
+func (f *preflight) dynamic(command lazyText, why string) Verdict {
+	if f.pol.CommandDynamic == "deny" {
+		return Verdict{Blocked: true, Command: command(), Dynamic: why}
+	}
+	return Verdict{}
+}
+
+func (f *preflight) shell(src string, context lazyText, depth int) Verdict {
+	if depth > maxNesting {
+		return f.dynamic(context, "shells nested too deep")
+	}
+	if f.parser == nil {
+		f.parser = syntax.NewParser(syntax.Variant(syntax.LangBash))
+	}
+	file, err := f.parser.Parse(strings.NewReader(src), "")
+	if err != nil {
+		return f.dynamic(context, "the shell parser cannot read it: "+err.Error())
+	}
+	var v Verdict
+	syntax.Walk(file, func(n syntax.Node) bool {
+		call, ok := n.(*syntax.CallExpr)
+		if v.Blocked || !ok || len(call.Args) == 0 {
+			return !v.Blocked
+		}
+		words := make([]word, len(call.Args))
+		for i, w := range call.Args {
+			words[i] = literalWord(w)
+		}
+		v = f.check(words, func() string { return printWords(call.Args) }, depth)
+		return !v.Blocked
+	})
+	return v
+}
+
+// check judges one simple command, then what it runs.
+func (f *preflight) check(words []word, text lazyText, depth int) Verdict {
+	if len(words) == 0 {
+		return Verdict{}
+	}
+	if !words[0].literal || strings.ContainsAny(words[0].text, "*?[") {
+		return f.dynamic(text, "a command name built at run time")
+	}
+	argv := make([]string, len(words))
+	dynamicArgs := false
+	for i, w := range words {
+		argv[i] = w.text
+		if !w.literal {
+			argv[i], dynamicArgs = "\x00", true
+		}
+	}
+	if d := f.pol.DecideCommand(argv); !d.Allowed {
+		return Verdict{Blocked: true, Command: text(), Rule: d.Rule}
+	}
+	if dynamicArgs && f.pol.CommandNamed(argv[0]) {
+		if v := f.dynamic(text, "arguments built at run time"); v.Blocked {
+			return v
+		}
+	}
+	return f.inner(words, text, depth)
+}
+
+// inner judges what a command runs: the command behind a wrapper, the
+// string of a nested shell or of eval, the command of find -exec.
+func (f *preflight) inner(words []word, text lazyText, depth int) Verdict {
+	name := path.Base(words[0].text)
+	switch {
+	case slices.Contains(shells, name):
+		script, ok := shellScript(words[1:])
+		if !ok {
+			return Verdict{}
+		}
+		if !script.literal {
+			return f.dynamic(text, "a shell string built at run time")
+		}
+		return f.shell(script.text, text, depth+1)
+	case name == "eval":
+		src, ok := joinLiteral(words[1:])
+		if !ok {
+			return f.dynamic(text, "eval of a string built at run time")
+		}
+		return f.shell(src, text, depth+1)
+	case name == "find":
+		return f.findExec(words[1:], text, depth)
+	}
+	if skip, ok := wrappers[name]; ok {
+		return f.check(skip(words[1:]), text, depth)
+	}
+	return Verdict{}
+}
+
+// findExec judges the commands of find's -exec, -execdir, -ok, -okdir.
+func (f *preflight) findExec(args []word, text lazyText, depth int) Verdict {
+	for i := 0; i < len(args); i++ {
+		switch args[i].text {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			end := slices.IndexFunc(args[i+1:], func(w word) bool { return w.text == ";" || w.text == "+" })
+			if end < 0 {
+				end = len(args) - i - 1
+			}
+			if v := f.check(args[i+1:i+1+end], text, depth); v.Blocked {
+				return v
+			}
+			i += end
+		}
+	}
+	return Verdict{}
+}
+
+var shells = []string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"}
+
+// shellScript finds the string a shell runs with -c: the first operand
+// after the options, when an option holds the letter c.
+func shellScript(args []word) (word, bool) {
+	hasC := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case !a.literal:
+			return a, hasC
+		case a.text == "-o" || a.text == "+o":
+			i++ // -o pipefail
+		case strings.HasPrefix(a.text, "--") || strings.HasPrefix(a.text, "+"):
+			continue
+		case strings.HasPrefix(a.text, "-") && len(a.text) > 1:
+			hasC = hasC || strings.Contains(a.text[1:], "c")
+		default:
+			return a, hasC
+		}
+	}
+	return word{}, false
+}
+
+func joinLiteral(ws []word) (string, bool) {
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		if !w.literal {
+			return "", false
+		}
+		parts[i] = w.text
+	}
+	return strings.Join(parts, " "), true
+}
+
+// literalWord is the value of w when it does not depend on run time:
+// plain text, quotes and escapes, but no expansions, substitutions or
+// brace alternatives.
+func literalWord(w *syntax.Word) word {
+	var b strings.Builder
+	for _, part := range w.Parts {
+		switch x := part.(type) {
+		case *syntax.Lit:
+			if braceExpansion(x.Value) {
+				return word{text: x.Value}
+			}
+			b.WriteString(unescape(x.Value))
+		case *syntax.SglQuoted:
+			if x.Dollar {
+				return word{text: x.Value}
+			}
+			b.WriteString(x.Value)
+		case *syntax.DblQuoted:
+			for _, p := range x.Parts {
+				lit, ok := p.(*syntax.Lit)
+				if !ok {
+					return word{}
+				}
+				b.WriteString(unescapeQuoted(lit.Value))
+			}
+		default:
+			return word{}
+		}
+	}
+	return word{text: b.String(), literal: true}
+}
+
+// braceExpansion reports whether an unquoted word holds {a,b} or {1..3},
+// which the shell turns into other words.
+func braceExpansion(s string) bool {
+	open := strings.IndexByte(s, '{')
+	if open < 0 {
+		return false
+	}
+	body, _, ok := strings.Cut(s[open+1:], "}")
+	return ok && (strings.Contains(body, ",") || strings.Contains(body, ".."))
+}
+
+// unescape removes the backslashes of an unquoted word.
+func unescape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// unescapeQuoted removes the backslashes that mean something inside
+// double quotes.
+func unescapeQuoted(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func printWords(ws []*syntax.Word) string {
+	var b strings.Builder
+	p := syntax.NewPrinter()
+	for i, w := range ws {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		p.Print(&b, w)
+	}
+	return b.String()
+}

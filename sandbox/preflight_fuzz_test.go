@@ -1,0 +1,72 @@
+package sandbox
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzPreflight feeds arbitrary shell text to preflight: it must never
+// panic, and a string that preflight cannot parse must count as dynamic.
+func FuzzPreflight(f *testing.F) {
+	for _, s := range []string{"git push", "bash -c 'eval \"$(echo x)\"'", "f() { g; }; f", "cat <<EOF\nx\nEOF", "a | b && c || d &", "echo ${x//a/b} $((1+2)) <(ls)"} {
+		f.Add(s)
+	}
+	deny, allow := commandPolicy("deny"), commandPolicy("allow")
+	f.Fuzz(func(t *testing.T, src string) {
+		v := PreflightShell(allow, src)
+		if v.Blocked && v.Rule == nil {
+			t.Fatalf("dynamic=allow blocked %q for a dynamic reason: %s", src, v.Message())
+		}
+		PreflightShell(deny, src)
+	})
+}
+
+// FuzzPlainDenyIsBlocked builds command lines from fuzz bytes, with a
+// denied command placed somewhere as a plain simple command (in a list, a
+// pipeline, a group, a substitution, a nested shell, behind wrappers),
+// and requires preflight to block it by its rule.
+func FuzzPlainDenyIsBlocked(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3})
+	f.Add([]byte{7, 7, 7, 7, 7, 7})
+	f.Add([]byte{255, 3, 9, 27, 81})
+	fragments := []string{"echo hi", "ls -la", "true", "cd /tmp", "x=1", "echo \"$HOME\"", "cat f", "printf '%s\\n' a", "grep -r x .", "npm test", "git status", "git push --dry-run"}
+	seps := []string{"; ", " && ", " || ", " | ", "\n", " & "}
+	wrappers := []func(string) string{
+		func(s string) string { return s },
+		func(s string) string { return "(" + s + ")" },
+		func(s string) string { return "{ " + s + "; }" },
+		func(s string) string { return "echo $(" + s + ")" },
+		func(s string) string { return "bash -c '" + s + "'" },
+		func(s string) string { return "if true; then " + s + "; fi" },
+		func(s string) string { return "env A=1 " + s },
+		func(s string) string { return "nice -n 5 " + s },
+		func(s string) string { return "timeout 9 " + s },
+		func(s string) string { return "f() { " + s + "; }" },
+		func(s string) string { return "eval '" + s + "'" },
+		func(s string) string { return "for i in 1; do " + s + "; done" },
+	}
+	p := commandPolicy("allow")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		var parts []string
+		for _, b := range data[1:] {
+			parts = append(parts, fragments[int(b)%len(fragments)])
+		}
+		at := int(data[0]) % (len(parts) + 1)
+		denied := wrappers[int(data[0]/16)%len(wrappers)]("git push origin")
+		parts = append(parts[:at], append([]string{denied}, parts[at:]...)...)
+		var b strings.Builder
+		for i, part := range parts {
+			if i > 0 {
+				b.WriteString(seps[(int(data[i%len(data)])+i)%len(seps)])
+			}
+			b.WriteString(part)
+		}
+		src := b.String()
+		if v := PreflightShell(p, src); v.Rule == nil || v.Rule.Text != "git push" {
+			t.Fatalf("PreflightShell(%q) = %+v, want blocked by \"git push\"", src, v)
+		}
+	})
+}

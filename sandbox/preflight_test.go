@@ -1,0 +1,247 @@
+package sandbox
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fence-sandbox/fence/policy"
+)
+
+func commandPolicy(dynamic string) *policy.Policy {
+	return policy.Compile(policy.Config{Command: policy.Command{
+		Deny:    []string{"git push", "npm publish", "sudo", "python2"},
+		Allow:   []string{"git push --dry-run"},
+		Dynamic: dynamic,
+	}}, policy.Env{Dir: "/w", Home: "/h", Origin: func(key, value string) string { return "test config" }})
+}
+
+// TestPreflight is the verdict on each shell string: "" for allowed, the
+// deny rule for blocked, "dynamic" for what preflight cannot see through
+// (blocked only when command.dynamic is "deny").
+func TestPreflight(t *testing.T) {
+	tests := []struct{ src, want string }{
+		// plain commands and rule shapes
+		{"git push", "git push"},
+		{"git push origin main", "git push"},
+		{"git status", ""},
+		{"git pull --rebase", ""},
+		{"ls -la", ""},
+		{"git -C dir push", "git push"},
+		{"git --no-pager push", "git push"},
+		{"git -c user.name=x push", "git push"},
+		{"GIT_DIR=x git -C y push origin", "git push"},
+		{"git push --dry-run", ""},
+		{"git push --dry-run origin main", ""},
+		{"git push --dry-run; git push", "git push"},
+		{"/usr/bin/git push", "git push"},
+		{"./git push", "git push"},
+		{`'git' "push"`, "git push"},
+		{`g\it pu\sh`, "git push"},
+		{"git\\\n push", "git push"},
+		{"npm publish", "npm publish"},
+		{"npm --registry x publish", "npm publish"},
+		{"npm install", ""},
+		{"python2 x.py", "python2"},
+		{"python3 x.py", ""},
+		// lists, pipelines, groups, substitutions, bodies
+		{"echo hi; git push", "git push"},
+		{"true && git push", "git push"},
+		{"false || git push", "git push"},
+		{"echo x | git push", "git push"},
+		{"git push &", "git push"},
+		{"! git push", "git push"},
+		{"git push 2>/dev/null >out", "git push"},
+		{"(git push)", "git push"},
+		{"{ git push; }", "git push"},
+		{"echo $(git push)", "git push"},
+		{"echo `git push`", "git push"},
+		{"cat <(git push)", "git push"},
+		{"diff <(ls) >(git push)", "git push"},
+		{"f() { git push; }; f", "git push"},
+		{"function f { git push; }", "git push"},
+		{"if true; then git push; fi", "git push"},
+		{"if git push; then :; fi", "git push"},
+		{"while false; do git push; done", "git push"},
+		{"until true; do git push; done", "git push"},
+		{"for i in 1 2; do git push; done", "git push"},
+		{"for ((i=0;i<1;i++)); do git push; done", "git push"},
+		{"case x in x) git push;; esac", "git push"},
+		{"select x in a; do git push; done", "git push"},
+		{"coproc git push", "git push"},
+		{"time git push", "git push"},
+		{"time -p git push", "git push"},
+		{"VAR=$(git push) true", "git push"},
+		{"echo ${x:-$(git push)}", "git push"},
+		{"[[ -n $(git push) ]]", "git push"},
+		{"arr=(a $(git push))", "git push"},
+		{"echo a\ngit push\necho b", "git push"},
+		{"echo \"$(git push)\"", "git push"},
+		// nested shells and eval
+		{"bash -c 'git push'", "git push"},
+		{"sh -lc 'git push'", "git push"},
+		{"zsh -c \"git push\"", "git push"},
+		{"dash -c 'cd x && git push'", "git push"},
+		{"bash -o pipefail -c 'git push'", "git push"},
+		{"bash --norc -c 'git push'", "git push"},
+		{"bash -c \"sh -c 'git push'\"", "git push"},
+		{"bash -c 'bash -c \"bash -c \\\"git push\\\"\"'", "git push"},
+		{"busybox sh -c 'git push'", "git push"},
+		{"eval 'git push'", "git push"},
+		{"eval git push", "git push"},
+		{"eval 'echo a; git push'", "git push"},
+		{"bash script.sh", ""},
+		{"bash", ""},
+		{"bash -c 'git status'", ""},
+		// wrappers
+		{"env git push", "git push"},
+		{"env FOO=bar git push", "git push"},
+		{"env -i PATH=/bin git push", "git push"},
+		{"env -u HOME git push", "git push"},
+		{"FOO=bar git push", "git push"},
+		{"command git push", "git push"},
+		{"command -v git", ""},
+		{"exec git push", "git push"},
+		{"exec -a name git push", "git push"},
+		{"nice git push", "git push"},
+		{"nice -n 10 git push", "git push"},
+		{"nohup git push", "git push"},
+		{"timeout 10 git push", "git push"},
+		{"timeout -s KILL 10 git push", "git push"},
+		{"stdbuf -oL git push", "git push"},
+		{"xargs git push", "git push"},
+		{"echo a | xargs -n 1 git push", "git push"},
+		{"xargs -I{} git push {}", "git push"},
+		{"setsid git push", "git push"},
+		{"sudo ls", "sudo"},
+		{"sudo -u root ls", "sudo"},
+		{"doas git push", "git push"},
+		{"doas git status", ""},
+		{"find . -exec git push \\;", "git push"},
+		{"find . -execdir git push {} +", "git push"},
+		{"find . -name x -delete", ""},
+		// builtin defaults
+		{"shutdown -h now", "shutdown"},
+		{"reboot", "reboot"},
+		{"init 0", "init 0"},
+		{"init 3", ""},
+		{"systemctl reboot", "systemctl reboot"},
+		{"systemctl --user reboot", "systemctl reboot"},
+		{"systemctl status", ""},
+		{"insmod x.ko", "insmod"},
+		{"modprobe -r x", "modprobe"},
+		{"mkfs /dev/sda", "mkfs"},
+		{"mkfs.ext4 /dev/sda", "mkfs.*"},
+		{"dd if=/dev/zero of=x", "dd if="},
+		{"dd of=x bs=1", ""},
+		{"docker run --privileged ubuntu", "docker run --privileged"},
+		{"docker --debug run --privileged ubuntu", "docker run --privileged"},
+		{"docker run --rm --privileged ubuntu", "docker run --privileged"},
+		{"docker run -v /:/ ubuntu", "docker run -v /:/"},
+		{"docker run ubuntu", ""},
+		{"docker ps", ""},
+		{"chroot /x", "chroot"},
+		{"unshare -r bash", "unshare"},
+		{"nsenter -t 1", "nsenter"},
+		// text that only mentions a command
+		{"echo 'git push'", ""},
+		{"git commit -m 'git push'", ""},
+		{"# git push", ""},
+		{"cat <<EOF\ngit push\nEOF", ""},
+		{"printf '%s' sudo", ""},
+		// what preflight cannot see through
+		{"$cmd push", "dynamic"},
+		{"${GIT:-git} push", "dynamic"},
+		{"eval \"$x\"", "dynamic"},
+		{"git $sub", "dynamic"},
+		{"git pu{sh,ll}", "dynamic"},
+		{"git pu{s..t}h", "dynamic"},
+		{"/usr/bin/g?t push", "dynamic"},
+		{"git add *.go", ""},
+		{"ls $dir", ""},
+		{"bash -c \"$script\"", "dynamic"},
+		{"unclosed 'quote", "dynamic"},
+		{"echo $(", "dynamic"},
+	}
+	for _, dyn := range []string{"allow", "deny"} {
+		p := commandPolicy(dyn)
+		for _, tt := range tests {
+			v := PreflightShell(p, tt.src)
+			got := ""
+			switch {
+			case v.Rule != nil:
+				got = v.Rule.Text
+			case v.Blocked:
+				got = "dynamic"
+			}
+			want := tt.want
+			if want == "dynamic" && dyn == "allow" {
+				want = ""
+			}
+			if got != want {
+				t.Errorf("dynamic=%s: PreflightShell(%q) = %q (%s), want %q", dyn, tt.src, got, v.Message(), want)
+			}
+		}
+	}
+	if len(tests) < 100 {
+		t.Errorf("only %d cases", len(tests))
+	}
+}
+
+func TestPreflightMessage(t *testing.T) {
+	v := PreflightShell(commandPolicy("allow"), "cd x && git push origin main")
+	if want := `blocked "git push origin main": matches command.deny "git push" (test config)`; v.Message() != want {
+		t.Errorf("Message() = %q, want %q", v.Message(), want)
+	}
+	v = PreflightShell(commandPolicy("deny"), "$cmd push")
+	if want := `blocked "$cmd push": preflight cannot see what it runs (a command name built at run time), and command.dynamic is "deny"`; v.Message() != want {
+		t.Errorf("Message() = %q, want %q", v.Message(), want)
+	}
+	v = PreflightShell(commandPolicy("allow"), "reboot")
+	if !strings.HasSuffix(v.Message(), `(builtin defaults (command.useDefaults))`) {
+		t.Errorf("Message() = %q, want the builtin defaults named", v.Message())
+	}
+}
+
+func TestPreflightArgv(t *testing.T) {
+	p := commandPolicy("allow")
+	tests := []struct {
+		argv    []string
+		blocked bool
+	}{
+		{[]string{"git", "push", "origin"}, true},
+		{[]string{"git", "status"}, false},
+		{[]string{"bash", "-c", "git push"}, true},
+		{[]string{"env", "git", "push"}, true},
+		{[]string{"echo", "git", "push"}, false},
+		{[]string{"git", "$(not a substitution in argv)", "status"}, false},
+	}
+	for _, tt := range tests {
+		if v := PreflightArgv(p, tt.argv); v.Blocked != tt.blocked {
+			t.Errorf("PreflightArgv(%q) blocked = %v, want %v", tt.argv, v.Blocked, tt.blocked)
+		}
+	}
+}
+
+func TestUseDefaultsOff(t *testing.T) {
+	off := false
+	p := policy.Compile(policy.Config{Command: policy.Command{UseDefaults: &off}}, policy.Env{})
+	if v := PreflightShell(p, "reboot; chroot /x"); v.Blocked {
+		t.Errorf("useDefaults false still blocks: %s", v.Message())
+	}
+}
+
+// BenchmarkPreflight2KB judges a 2 KB compound command: lists, pipes,
+// substitutions, a nested shell and wrappers.
+func BenchmarkPreflight2KB(b *testing.B) {
+	unit := `cd /repo && git status --short | grep -v '^??' && npm ci --no-audit && FOO=1 env BAR=2 nice -n 5 make -j4 test 2>&1 | tee log; for f in $(ls src/*.go); do gofmt -l "$f"; done; bash -c 'go vet ./... && echo ok'; `
+	src := strings.Repeat(unit, 2048/len(unit)+1)[:2048]
+	src = src[:strings.LastIndex(src, ";")+1]
+	p := commandPolicy("allow")
+	if v := PreflightShell(p, src); v.Blocked {
+		b.Fatalf("the benchmark command is blocked: %s", v.Message())
+	}
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		PreflightShell(p, src)
+	}
+}

@@ -19,7 +19,11 @@ type CommandRule struct {
 	Text   string   `json:"rule"`
 	Tokens []string `json:"-"`
 	Origin string   `json:"origin"` // where it was written
-	glob   []bool   // which tokens hold glob characters
+	// Builtin marks the builtin defaults: commands that cannot work in
+	// the sandbox anyway (no capabilities, seccomp), so they are blocked
+	// at preflight and the kernel does the rest.
+	Builtin bool   `json:"builtin,omitempty"`
+	glob    []bool // which tokens hold glob characters
 }
 
 // CommandDecision is the verdict on one simple command.

@@ -81,6 +81,9 @@ type Policy struct {
 	CommandDeny    []CommandRule `json:"commandDeny,omitempty"`
 	CommandAllow   []CommandRule `json:"commandAllow,omitempty"`
 	CommandDynamic string        `json:"commandDynamic"`
+	// SharedBinariesAccepted are binaries a one-word deny rule may not
+	// block at run time (command.acceptSharedBinaryCannotRuntimeDeny).
+	SharedBinariesAccepted []string `json:"sharedBinariesAccepted,omitempty"`
 }
 
 // The proxies' default ports on the sandbox's loopback.
@@ -241,8 +244,12 @@ func compileCommands(p *Policy, c Command, env Env) {
 	}
 	if c.UseDefaults == nil || *c.UseDefaults {
 		p.CommandDeny = commandRules(DefaultCommandDeny, func(string) string { return "builtin defaults (command.useDefaults)" })
+		for i := range p.CommandDeny {
+			p.CommandDeny[i].Builtin = true
+		}
 	}
 	p.CommandDeny = append(p.CommandDeny, commandRules(c.Deny, origin("command.deny"))...)
 	p.CommandAllow = commandRules(c.Allow, origin("command.allow"))
 	p.CommandDynamic = cmp.Or(c.Dynamic, "allow")
+	p.SharedBinariesAccepted = c.AcceptSharedBinaryCannotRuntimeDeny
 }

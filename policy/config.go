@@ -64,6 +64,11 @@ type Command struct {
 	// through ($cmd, eval "$x", a string the parser cannot read): "deny",
 	// or "allow" (the default).
 	Dynamic string `json:"dynamic,omitempty"`
+	// AcceptSharedBinaryCannotRuntimeDeny names binaries that implement
+	// several commands (busybox, systemctl behind reboot): a one-word deny
+	// rule for one of their commands then blocks only at preflight, since
+	// blocking the binary at run time would block all of them.
+	AcceptSharedBinaryCannotRuntimeDeny []string `json:"acceptSharedBinaryCannotRuntimeDeny,omitempty"`
 }
 
 // SSH holds the rules for ssh connections made inside the sandbox.

@@ -31,6 +31,7 @@ func (p *parsed) validate() error {
 		{"devices.allow", c.Devices.Allow, checkDevicePath},
 		{"command.deny", c.Command.Deny, checkCommandRule},
 		{"command.allow", c.Command.Allow, checkCommandRule},
+		{"command.acceptSharedBinaryCannotRuntimeDeny", c.Command.AcceptSharedBinaryCannotRuntimeDeny, checkCommandRule},
 		{"ssh.allowedHosts", c.SSH.AllowedHosts, checkHostPattern},
 		{"ssh.deniedHosts", c.SSH.DeniedHosts, checkHostPattern},
 		{"ssh.allowedCommands", c.SSH.AllowedCommands, checkCommandRule},

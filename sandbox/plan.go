@@ -262,6 +262,7 @@ func (b *builder) build() {
 			mounts.Masks = append(mounts.Masks, Mask{Path: d.path, Dir: d.dir, Why: d.why})
 		}
 	}
+	b.execDenies()
 	sortByDepth(mounts.Masks, func(x Mask) string { return x.Path })
 	b.landlock(read, exec, write)
 }

@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
+	"syscall"
 	"strings"
 
 	"golang.org/x/net/proxy"
@@ -19,8 +21,16 @@ import (
 
 func main() {
 	if len(os.Args) != 3 {
-		fmt.Println("usage: netprobe http|connect|socks|direct|serve|unix TARGET")
+		fmt.Println("usage: netprobe http|connect|socks|direct|serve|unix|exec TARGET")
 		os.Exit(2)
+	}
+	if os.Args[1] == "exec" { // run a program the way a child process would, past preflight
+		path, err := exec.LookPath(os.Args[2])
+		if err == nil {
+			err = syscall.Exec(path, []string{os.Args[2], "unix", "/nonexistent"}, os.Environ())
+		}
+		fmt.Println("error:", err)
+		return
 	}
 	out, err := probe(os.Args[1], os.Args[2])
 	if err != nil {

@@ -1,0 +1,61 @@
+//go:build linux
+
+package linux_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRuntimeExecDeny runs, from inside the sandbox, a program that a
+// one-word deny rule names, the way a child process would (preflight sees
+// only "netprobe exec ..."): the kernel refuses to execute it.
+func TestRuntimeExecDeny(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"command": {"deny": ["mytool", "alias"]}}`)
+			binDir := filepath.Join(w.ws, "bin")
+			must(t, os.MkdirAll(binDir, 0o755))
+			probe, err := os.ReadFile(filepath.Join(bin, "netprobe"))
+			must(t, err)
+			for _, name := range []string{"mytool", "multi", "other"} {
+				must(t, os.WriteFile(filepath.Join(binDir, name), probe, 0o755))
+			}
+			must(t, os.Symlink("multi", filepath.Join(binDir, "alias")))
+			must(t, os.Chown(binDir, u.uid, u.uid))
+			env := []string{"PATH=" + binDir + ":/usr/bin:/bin"}
+
+			r := w.fence(t, "", env, "--", "./netprobe", "exec", "mytool")
+			check(t, r, 0, `^error: exec: "mytool": executable file not found in \$PATH\n$`, "") // masked: not executable
+			r = w.fence(t, "", env, "--", "./netprobe", "exec", filepath.Join(binDir, "mytool"))
+			check(t, r, 0, `permission denied\n$`, "")
+			r = w.fence(t, "", env, "--", "./netprobe", "exec", "other")
+			check(t, r, 0, `^error: dial unix /nonexistent`, "")
+			// alias is multi: blocking it blocks multi too, and fence says so.
+			r = w.fence(t, "", env, "--", "./netprobe", "exec", filepath.Join(binDir, "multi"))
+			check(t, r, 0, `permission denied\n$`, `fence: warning: command.deny "alias", at run time: alias is .*/bin/multi, which also runs multi; all of them are blocked`)
+		})
+	}
+}
+
+// TestSharedBinaryAccepted lets a policy accept that a shared binary
+// cannot be denied at run time: no warning, and only preflight blocks.
+func TestSharedBinaryAccepted(t *testing.T) {
+	w := newWorld(t, os.Getuid(), `{"command": {"deny": ["alias"], "acceptSharedBinaryCannotRuntimeDeny": ["multi"]}}`)
+	binDir := filepath.Join(w.ws, "bin")
+	must(t, os.MkdirAll(binDir, 0o755))
+	probe, err := os.ReadFile(filepath.Join(bin, "netprobe"))
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(binDir, "multi"), probe, 0o755))
+	must(t, os.Symlink("multi", filepath.Join(binDir, "alias")))
+	env := []string{"PATH=" + binDir + ":/usr/bin:/bin"}
+	r := w.fence(t, "", env, "--", "./netprobe", "exec", "alias")
+	check(t, r, 0, `^error: dial unix /nonexistent`, "")
+	if strings.Contains(r.stderr, "warning") {
+		t.Errorf("warned although the policy accepts the shared binary:\n%s", r.stderr)
+	}
+	r = w.fence(t, "", env, "--", "alias")
+	check(t, r, 125, "", `^fence: blocked "alias": matches command.deny "alias"`)
+}

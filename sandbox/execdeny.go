@@ -1,0 +1,117 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/fence-sandbox/fence/policy"
+)
+
+// StandardBinDirs are searched for denied commands besides the PATH.
+var StandardBinDirs = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
+
+// execDenies makes the executables of one-word deny rules (sudo, python2)
+// non-executable in the sandbox, so that a child process cannot run them
+// where preflight could not see it. A binary that also implements other
+// commands (busybox, or systemctl behind reboot) is still blocked, with a
+// warning naming the collateral, unless the policy accepts that it cannot
+// be denied at run time.
+func (b *builder) execDenies() {
+	dirs := binDirs(b.plan.Env)
+	var shared map[string][]string // target -> names, built when first needed
+	for _, r := range b.pol.CommandDeny {
+		if r.Builtin || len(r.Tokens) != 1 {
+			continue
+		}
+		for _, target := range findExecutables(r.Tokens[0], dirs) {
+			names := []string{r.Tokens[0]}
+			if isShared(target, r.Tokens[0]) {
+				if shared == nil {
+					shared = namesByTarget(dirs)
+				}
+				names = shared[target]
+			}
+			b.denyExec(r, target, names)
+		}
+	}
+}
+
+func (b *builder) denyExec(r policy.CommandRule, target string, names []string) {
+	why := fmt.Sprintf("command.deny %q, at run time", r.Text)
+	if collateral := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == r.Tokens[0] }); len(collateral) > 0 {
+		if slices.Contains(b.pol.SharedBinariesAccepted, filepath.Base(target)) {
+			return // accepted: preflight alone blocks it
+		}
+		b.plan.Warnings = append(b.plan.Warnings, fmt.Sprintf("%s: %s is %s, which also runs %s; all of them are blocked (name it in command.acceptSharedBinaryCannotRuntimeDeny to block it at preflight only)",
+			why, r.Tokens[0], target, strings.Join(collateral, ", ")))
+	}
+	if !slices.ContainsFunc(b.plan.Mounts.Masks, func(m Mask) bool { return m.Path == target }) {
+		b.plan.Mounts.Masks = append(b.plan.Mounts.Masks, Mask{Path: target, Why: why})
+	}
+}
+
+// binDirs are the command's PATH directories and the standard ones.
+func binDirs(env []string) []string {
+	var dirs []string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			dirs = filepath.SplitList(v)
+		}
+	}
+	dirs = append(dirs, StandardBinDirs...)
+	return slices.DeleteFunc(slices.Compact(dirs), func(d string) bool { return !filepath.IsAbs(d) })
+}
+
+// findExecutables returns the files name resolves to in dirs, after
+// symlinks, without repeats.
+func findExecutables(name string, dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		target, err := filepath.EvalSymlinks(filepath.Join(d, name))
+		if err != nil {
+			continue
+		}
+		if fi, err := os.Stat(target); err == nil && fi.Mode().IsRegular() && !slices.Contains(out, target) {
+			out = append(out, target)
+		}
+	}
+	return out
+}
+
+// isShared reports whether the file behind name also answers to other
+// names: its own name differs, or it has other hard links.
+func isShared(target, name string) bool {
+	if filepath.Base(target) != name {
+		return true
+	}
+	fi, err := os.Stat(target)
+	if err != nil {
+		return false
+	}
+	return hardLinks(fi) > 1
+}
+
+// namesByTarget maps each file in dirs to the names it is reached by.
+func namesByTarget(dirs []string) map[string][]string {
+	out := map[string][]string{}
+	for _, d := range dirs {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			target, err := filepath.EvalSymlinks(filepath.Join(d, e.Name()))
+			if err == nil && !slices.Contains(out[target], e.Name()) {
+				out[target] = append(out[target], e.Name())
+			}
+		}
+	}
+	for t, names := range out {
+		slices.Sort(names)
+		out[t] = names
+	}
+	return out
+}

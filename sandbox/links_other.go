@@ -1,0 +1,7 @@
+//go:build !unix
+
+package sandbox
+
+import "os"
+
+func hardLinks(os.FileInfo) uint64 { return 1 }

@@ -13,8 +13,8 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"syscall"
 	"strings"
+	"syscall"
 
 	"golang.org/x/net/proxy"
 )

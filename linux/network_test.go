@@ -19,6 +19,29 @@ import (
 	"time"
 )
 
+// serve listens on network/addr on the host and handles each connection
+// with handle (closing it when nil), until the test ends.
+func serve(t *testing.T, network, addr string, handle func(net.Conn)) net.Listener {
+	t.Helper()
+	l, err := net.Listen(network, addr)
+	must(t, err)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			if handle == nil {
+				c.Close()
+				continue
+			}
+			go func() { defer c.Close(); handle(c) }()
+		}
+	}()
+	return l
+}
+
 // TestProxies runs clients inside the sandbox against a server on the
 // host's loopback: the proxies are the only way out, and they follow the
 // domain rules. No traffic goes anywhere but loopback.
@@ -70,25 +93,10 @@ func TestMonitor(t *testing.T) {
 // TestLocalOutboundPorts relays the host loopback ports the policy names
 // into the sandbox, on 127.0.0.1 and ::1, and no others.
 func TestLocalOutboundPorts(t *testing.T) {
-	listen := func(addr string) net.Listener {
-		l, err := net.Listen("tcp", addr)
-		must(t, err)
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				c.Close()
-			}
-		}()
-		t.Cleanup(func() { l.Close() })
-		return l
-	}
-	v4 := listen("127.0.0.1:0")
+	v4 := serve(t, "tcp", "127.0.0.1:0", nil)
 	port := v4.Addr().(*net.TCPAddr).Port
-	listen(fmt.Sprintf("[::1]:%d", port))
-	other := listen("127.0.0.1:0").Addr().(*net.TCPAddr).Port
+	serve(t, "tcp", fmt.Sprintf("[::1]:%d", port), nil)
+	other := serve(t, "tcp", "127.0.0.1:0", nil).Addr().(*net.TCPAddr).Port
 	for _, u := range users(t) {
 		t.Run(u.name, func(t *testing.T) {
 			w := newWorld(t, u.uid, fmt.Sprintf(`{"network": {"allowLocalOutbound": true, "allowLocalOutboundPorts": [%d]}}`, port))
@@ -153,19 +161,8 @@ func TestHostUnixSockets(t *testing.T) {
 	defer os.RemoveAll(dir)
 	must(t, os.Chmod(dir, 0o755))
 	sock := dir + "/docker.sock"
-	l, err := net.Listen("unix", sock)
-	must(t, err)
-	defer l.Close()
+	serve(t, "unix", sock, nil)
 	must(t, os.Chmod(sock, 0o777))
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
 	for _, u := range users(t) {
 		for policy, want := range map[string]string{
 			`{}`: "connect: permission denied", // masked
@@ -214,18 +211,7 @@ func TestFallbackProxies(t *testing.T) {
 // TestSSHProxy runs fence's ssh ProxyCommand inside the sandbox against
 // an echo server on the host's loopback, allowed and refused.
 func TestSSHProxy(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() { io.Copy(c, c); c.Close() }()
-		}
-	}()
+	l := serve(t, "tcp", "127.0.0.1:0", func(c net.Conn) { io.Copy(c, c) })
 	port := fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
 	w := newWorld(t, os.Getuid(), `{"network": {"allowedDomains": ["127.0.0.1"]}}`)
 	self, err := os.ReadFile(filepath.Join(bin, "fence"))
@@ -240,18 +226,7 @@ func TestSSHProxy(t *testing.T) {
 // the host's network Landlock's scoping keeps the sandbox out.
 func TestAbstractSockets(t *testing.T) {
 	name := fmt.Sprintf("@fence-test-%d", os.Getpid())
-	l, err := net.Listen("unix", name)
-	must(t, err)
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	serve(t, "unix", name, nil)
 	for _, u := range users(t) {
 		for policy, want := range map[string]string{
 			`{}`:                                     "connect: connection refused",      // another network namespace: no such socket

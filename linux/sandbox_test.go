@@ -284,18 +284,7 @@ func TestEscapes(t *testing.T) {
 // TestProcessIsolation checks what the command sees of processes,
 // capabilities, the environment and the network.
 func TestProcessIsolation(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	ln := serve(t, "tcp", "127.0.0.1:0", nil)
 	port := ln.Addr().(*net.TCPAddr).Port
 	tests := []struct {
 		name, policy, script string

@@ -84,6 +84,8 @@ type Policy struct {
 	// SharedBinariesAccepted are binaries a one-word deny rule may not
 	// block at run time (command.acceptSharedBinaryCannotRuntimeDeny).
 	SharedBinariesAccepted []string `json:"sharedBinariesAccepted,omitempty"`
+	// SSH holds the rules for ssh commands.
+	SSH SSHPolicy `json:"ssh,omitzero"`
 }
 
 // The proxies' default ports on the sandbox's loopback.
@@ -134,7 +136,7 @@ func Compile(c Config, env Env) *Policy {
 	if localOutbound := c.Network.AllowLocalOutbound; localOutbound != nil && *localOutbound || localOutbound == nil && c.Network.AllowLocalBinding {
 		p.LocalOutboundPorts = c.Network.AllowLocalOutboundPorts
 	}
-	compileCommands(p, c.Command, env)
+	compileCommands(p, c.Command, c.SSH, env)
 	if p.DeviceMode == "" || p.DeviceMode == "auto" {
 		p.DeviceMode = "minimal"
 	}
@@ -233,7 +235,7 @@ func dedupeRules(rules []Rule) []Rule {
 	return out
 }
 
-func compileCommands(p *Policy, c Command, env Env) {
+func compileCommands(p *Policy, c Command, ssh SSH, env Env) {
 	origin := func(key string) func(string) string {
 		return func(v string) string {
 			if env.Origin == nil {
@@ -251,5 +253,6 @@ func compileCommands(p *Policy, c Command, env Env) {
 	p.CommandDeny = append(p.CommandDeny, commandRules(c.Deny, origin("command.deny"))...)
 	p.CommandAllow = commandRules(c.Allow, origin("command.allow"))
 	p.CommandDynamic = cmp.Or(c.Dynamic, "allow")
+	p.SSH = compileSSH(ssh, origin)
 	p.SharedBinariesAccepted = c.AcceptSharedBinaryCannotRuntimeDeny
 }

@@ -17,6 +17,7 @@ type Verdict struct {
 	Command string              // the simple command that decided, as written
 	Rule    *policy.CommandRule // the rule that blocked it, if a rule did
 	Dynamic string              // what preflight could not see through, if that decided
+	Reason  string              // any other reason (ssh rules)
 }
 
 // Message says what was blocked and why, in one line without the
@@ -28,6 +29,9 @@ func (v Verdict) Message() string {
 			where = " (" + v.Rule.Origin + ")"
 		}
 		return fmt.Sprintf("blocked %q: matches command.deny %q%s", v.Command, v.Rule.Text, where)
+	}
+	if v.Reason != "" {
+		return fmt.Sprintf("blocked %q: %s", v.Command, v.Reason)
 	}
 	return fmt.Sprintf("blocked %q: preflight cannot see what it runs (%s), and command.dynamic is \"deny\"", v.Command, v.Dynamic)
 }
@@ -56,6 +60,9 @@ func PreflightArgv(p *policy.Policy, argv []string) Verdict {
 type preflight struct {
 	pol    *policy.Policy
 	parser *syntax.Parser
+	// remote is set while judging an ssh remote command: ssh's command
+	// rules apply, and command.deny only with ssh.inheritDeny.
+	remote *policy.SSHPolicy
 }
 
 // word is one argument: its value when it is literal.
@@ -117,8 +124,20 @@ func (f *preflight) check(words []word, text lazyText, depth int) Verdict {
 			argv[i], dynamicArgs = "\x00", true
 		}
 	}
-	if d := f.pol.DecideCommand(argv); !d.Allowed {
-		return Verdict{Blocked: true, Command: text(), Rule: d.Rule}
+	if f.remote != nil {
+		if denied, reason := f.remote.SSHCommandDenied(argv); denied {
+			return Verdict{Blocked: true, Command: text(), Reason: reason}
+		}
+	}
+	if f.remote == nil || f.remote.InheritDeny {
+		if d := f.pol.DecideCommand(argv); !d.Allowed {
+			return Verdict{Blocked: true, Command: text(), Rule: d.Rule}
+		}
+	}
+	if f.remote != nil {
+		if ok, reason := f.remote.SSHCommandAllowed(argv); !ok {
+			return Verdict{Blocked: true, Command: text(), Reason: reason}
+		}
 	}
 	if dynamicArgs && f.pol.CommandNamed(argv[0]) {
 		if v := f.dynamic(text, "arguments built at run time"); v.Blocked {
@@ -150,6 +169,8 @@ func (f *preflight) inner(words []word, text lazyText, depth int) Verdict {
 		return f.shell(src, text, depth+1)
 	case name == "find":
 		return f.findExec(words[1:], text, depth)
+	case name == "ssh":
+		return f.ssh(words[1:], text, depth)
 	}
 	if skip, ok := wrappers[name]; ok {
 		return f.check(skip(words[1:]), text, depth)

@@ -245,3 +245,51 @@ func BenchmarkPreflight2KB(b *testing.B) {
 		PreflightShell(p, src)
 	}
 }
+
+func TestPreflightSSH(t *testing.T) {
+	p := policy.Compile(policy.Config{
+		SSH: policy.SSH{
+			AllowedHosts:    []string{"*.example.com", "git@github.com"},
+			DeniedHosts:     []string{"prod.example.com"},
+			AllowedCommands: []string{"ls", "git-upload-pack"},
+			DeniedCommands:  []string{"rm -rf"},
+			InheritDeny:     true,
+		},
+		Command: policy.Command{Deny: []string{"git push"}},
+	}, policy.Env{})
+	tests := []struct{ src, want string }{
+		{"ssh dev.example.com", ""},
+		{"ssh user@DEV.example.com", ""},
+		{"ssh -p 2222 -i key dev.example.com ls -la", ""},
+		{"ssh -p2222 ssh://u@dev.example.com:22 ls", ""},
+		{"ssh evil.com", "host evil.com is not in ssh.allowedHosts"},
+		{"ssh prod.example.com", `host prod.example.com matches ssh.deniedHosts "prod.example.com"`},
+		{"ssh dev.example.com cat /etc/passwd", "the remote command is not in ssh.allowedCommands (or set ssh.allowAllCommands)"},
+		{"ssh dev.example.com 'ls && cat /etc/passwd'", "the remote command is not in ssh.allowedCommands (or set ssh.allowAllCommands)"},
+		{"ssh dev.example.com rm -rf /", `matches ssh.deniedCommands "rm -rf"`},
+		{"ssh -t dev.example.com 'ls; git push'", ""}, // allowedCommands matches "ls"; inheritDeny then finds git push
+		{"ssh -V", ""},
+		{"ssh $HOST", "dynamic"},
+		{"echo x | ssh dev.example.com git-upload-pack repo", ""},
+	}
+	for _, tt := range tests {
+		v := PreflightShell(p, tt.src)
+		got := v.Reason
+		if v.Rule != nil {
+			got = "rule " + v.Rule.Text
+		}
+		want := tt.want
+		if tt.src == "ssh -t dev.example.com 'ls; git push'" {
+			want = "rule git push"
+		}
+		if want == "dynamic" {
+			want = "" // command.dynamic is allow here
+		}
+		if got != want {
+			t.Errorf("PreflightShell(%q) = %q (%s), want %q", tt.src, got, v.Message(), want)
+		}
+	}
+	if v := PreflightShell(policy.Compile(policy.Config{}, policy.Env{}), "ssh anywhere.example rm -rf /"); v.Blocked {
+		t.Errorf("ssh rules apply without an ssh section: %s", v.Message())
+	}
+}

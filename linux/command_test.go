@@ -4,6 +4,7 @@ package linux_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,4 +59,27 @@ func TestSharedBinaryAccepted(t *testing.T) {
 	}
 	r = w.fence(t, "", env, "--", "alias")
 	check(t, r, 125, "", `^fence: blocked "alias": matches command.deny "alias"`)
+}
+
+// TestRuntimeExecArgv checks runtimeExecPolicy "argv": a child process's
+// `git push` is refused at exec, with the rule named, while `git status`
+// runs; a renamed argv[0] does not hide the program.
+func TestRuntimeExecArgv(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found")
+	}
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"command": {"deny": ["git push"], "runtimeExecPolicy": "argv"}}`)
+			r := w.fence(t, "", nil, "--", "./netprobe", "exec", "git", "push", "origin")
+			check(t, r, 0, `^error: operation not permitted\n$`, `(?m)^fence: blocked "git push origin": matches command.deny "git push" \(settings file: .*\) \(at exec\)$`)
+			r = w.fence(t, "", nil, "--", "./netprobe", "exec", "git", "status")
+			check(t, r, 128, "", `not a git repository`)
+			r = w.fence(t, "", nil, "-c", `x=git; $x push`) // preflight cannot see it; the exec is judged
+			check(t, r, 126, "", `fence: blocked "git push": matches command.deny "git push" .* \(at exec\)`)
+			// The init is dumpable only while it starts the command.
+			r = w.fence(t, "", nil, "--", "./escape")
+			check(t, r, 0, `(?m)^open-init-mem: EACCES$`, "")
+		})
+	}
 }

@@ -98,30 +98,40 @@ func confine(w *wire) (listeners []*os.File, err error) {
 			return nil, fmt.Errorf("sethostname: %w", err)
 		}
 	}
-	return listeners, restrict(w)
+	notify, err := restrict(w)
+	if notify != nil {
+		listeners = append(listeners, notify) // last: the supervisor takes it from the end
+	}
+	return listeners, err
 }
 
 // restrict applies the process restrictions, in the order the kernel
 // requires: no core dumps or ptrace of the init, Landlock (which sets
 // no_new_privs), capabilities, and seccomp last.
-func restrict(w *wire) error {
+func restrict(w *wire) (execNotify *os.File, err error) {
 	plan := w.Plan
 	if err := os.Chdir(plan.Dir); err != nil {
-		return fmt.Errorf("enter working directory: %w", err)
+		return nil, fmt.Errorf("enter working directory: %w", err)
 	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err)
+		return nil, fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err)
 	}
 	if err := applyLandlock(plan.Landlock); err != nil {
-		return err
+		return nil, err
 	}
 	if err := dropCapabilities(); err != nil && (w.Namespaces || hasCapabilities()) {
-		return err
+		return nil, err
 	}
-	return installSeccomp(seccompOptions{
+	if err := installSeccomp(seccompOptions{
 		denySockets: w.Plan.Network == "none" && !w.Namespaces && w.Plan.Landlock.TCP == nil,
 		denyMPTCP:   w.Plan.Landlock.TCP != nil,
-	})
+	}); err != nil {
+		return nil, err
+	}
+	if plan.ExecArgv {
+		return installExecNotify()
+	}
+	return nil, nil
 }
 
 // runCommand starts the command, forwards signals to it, reaps every
@@ -140,7 +150,7 @@ func runCommand(w *wire) (int, error) {
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: w.Foreground, Foreground: w.Foreground, Ctty: 0},
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startCommand(cmd, plan.ExecArgv); err != nil {
 		return startError(plan.Argv[0], err), nil
 	}
 	done := make(chan int, 1)
@@ -153,6 +163,26 @@ func runCommand(w *wire) (int, error) {
 			return code, nil
 		}
 	}
+}
+
+// startCommand starts the command. With exec judging on, the init is
+// dumpable while it forks, or the supervisor could not read the argv of
+// the command's first exec (a child of a non-dumpable process is itself
+// non-dumpable until it executes); no other process of the sandbox exists
+// yet to take advantage of it.
+func startCommand(cmd *exec.Cmd, execArgv bool) error {
+	if !execArgv {
+		return cmd.Start()
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err)
+	}
+	err := cmd.Start()
+	if derr := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); derr != nil {
+		cmd.Process.Kill()
+		return fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", derr)
+	}
+	return err
 }
 
 // reap waits for every child until pid exits and returns its status as an

@@ -138,6 +138,10 @@ func supervise(w *wire, stderr io.Writer) (int, error) {
 	werr := json.NewEncoder(planW).Encode(w)
 	planW.Close()
 	status, files := readStatus(statR)
+	if w.Plan.ExecArgv && len(files) > 0 {
+		go judgeExecs(files[len(files)-1], w.Plan, stderr)
+		files = files[:len(files)-1]
+	}
 	if w.Plan.Network == "none" && w.Namespaces {
 		listeners = fileListeners(w.Plan.Proxy, files)
 	}

@@ -86,6 +86,8 @@ type Policy struct {
 	SharedBinariesAccepted []string `json:"sharedBinariesAccepted,omitempty"`
 	// SSH holds the rules for ssh commands.
 	SSH SSHPolicy `json:"ssh,omitzero"`
+	// RuntimeExec is "path" or "argv" (command.runtimeExecPolicy).
+	RuntimeExec string `json:"runtimeExec"`
 }
 
 // The proxies' default ports on the sandbox's loopback.
@@ -255,4 +257,5 @@ func compileCommands(p *Policy, c Command, ssh SSH, env Env) {
 	p.CommandDynamic = cmp.Or(c.Dynamic, "allow")
 	p.SSH = compileSSH(ssh, origin)
 	p.SharedBinariesAccepted = c.AcceptSharedBinaryCannotRuntimeDeny
+	p.RuntimeExec = cmp.Or(c.RuntimeExecPolicy, "path")
 }

@@ -69,6 +69,11 @@ type Command struct {
 	// rule for one of their commands then blocks only at preflight, since
 	// blocking the binary at run time would block all of them.
 	AcceptSharedBinaryCannotRuntimeDeny []string `json:"acceptSharedBinaryCannotRuntimeDeny,omitempty"`
+	// RuntimeExecPolicy is how deny rules apply to what the command's
+	// descendants execute: "path" (the default: one-word rules make their
+	// executables non-executable) or "argv" (fence judges the argv of
+	// every execve with all the rules).
+	RuntimeExecPolicy string `json:"runtimeExecPolicy,omitempty"`
 }
 
 // SSH holds the rules for ssh connections made inside the sandbox.
@@ -98,6 +103,9 @@ type EnvVars struct {
 	Deny  []string `json:"deny,omitempty"`
 	Allow []string `json:"allow,omitempty"`
 }
+
+// RuntimeExecModes are the accepted values of command.runtimeExecPolicy.
+var RuntimeExecModes = []string{"path", "argv"}
 
 // DynamicModes are the accepted values of command.dynamic.
 var DynamicModes = []string{"allow", "deny"}

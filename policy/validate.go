@@ -62,6 +62,9 @@ func (p *parsed) validateScalars() error {
 	if c.Command.Dynamic != "" && !slices.Contains(DynamicModes, c.Command.Dynamic) {
 		return p.errorf("command.dynamic", "%q is not a mode: want allow or deny", c.Command.Dynamic)
 	}
+	if c.Command.RuntimeExecPolicy != "" && !slices.Contains(RuntimeExecModes, c.Command.RuntimeExecPolicy) {
+		return p.errorf("command.runtimeExecPolicy", "%q is not a mode: want path or argv", c.Command.RuntimeExecPolicy)
+	}
 	ports := map[string]int{"network.httpProxyPort": c.Network.HTTPProxyPort, "network.socksProxyPort": c.Network.SocksProxyPort}
 	for i, port := range c.Network.AllowLocalOutboundPorts {
 		ports[fmt.Sprintf("network.allowLocalOutboundPorts[%d]", i)] = port

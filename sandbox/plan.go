@@ -36,6 +36,11 @@ type Plan struct {
 	// Degraded says what to do when the kernel cannot enforce all of the
 	// plan: "refuse" (the default) or "warn".
 	Degraded string `json:"degraded"`
+	// ExecRules, when set, is judged against every execve in the sandbox
+	// (runtimeExecPolicy "argv"); the supervisor holds it, the init only
+	// installs the filter that asks.
+	ExecRules *policy.Policy `json:"-"`
+	ExecArgv  bool           `json:"execArgv,omitempty"`
 	// Monitor reports refused connections as they happen.
 	Monitor  bool         `json:"monitor,omitempty"`
 	Globs    []GlobReport `json:"globs,omitempty"`
@@ -262,7 +267,11 @@ func (b *builder) build() {
 			mounts.Masks = append(mounts.Masks, Mask{Path: d.path, Dir: d.dir, Why: d.why})
 		}
 	}
-	b.execDenies()
+	if b.pol.RuntimeExec == "argv" {
+		b.plan.ExecRules, b.plan.ExecArgv = b.pol, true
+	} else {
+		b.execDenies()
+	}
 	sortByDepth(mounts.Masks, func(x Mask) string { return x.Path })
 	b.landlock(read, exec, write)
 }

@@ -20,17 +20,23 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Println("usage: netprobe http|connect|socks|direct|serve|unix|exec TARGET")
-		os.Exit(2)
-	}
-	if os.Args[1] == "exec" { // run a program the way a child process would, past preflight
-		path, err := exec.LookPath(os.Args[2])
+	if len(os.Args) >= 3 && os.Args[1] == "exec" {
+		// Run a program the way a child process would, past preflight:
+		// exec NAME runs NAME unix /nonexistent; exec NAME ARGS... runs NAME ARGS....
+		argv := os.Args[2:]
+		if len(argv) == 1 {
+			argv = append(argv, "unix", "/nonexistent")
+		}
+		path, err := exec.LookPath(argv[0])
 		if err == nil {
-			err = syscall.Exec(path, []string{os.Args[2], "unix", "/nonexistent"}, os.Environ())
+			err = syscall.Exec(path, argv, os.Environ())
 		}
 		fmt.Println("error:", err)
 		return
+	}
+	if len(os.Args) != 3 {
+		fmt.Println("usage: netprobe http|connect|socks|direct|serve|unix TARGET, or exec NAME [ARGS...]")
+		os.Exit(2)
 	}
 	out, err := probe(os.Args[1], os.Args[2])
 	if err != nil {

@@ -41,6 +41,17 @@ func TestRuntimeExecDeny(t *testing.T) {
 	}
 }
 
+// TestRuntimeExecDenyDefaults: a child process cannot execute chroot (a
+// builtin default), whatever preflight saw.
+func TestRuntimeExecDenyDefaults(t *testing.T) {
+	if _, err := exec.LookPath("chroot"); err != nil {
+		t.Skip("chroot not found")
+	}
+	w := newWorld(t, os.Getuid(), `{}`)
+	r := w.fence(t, "", nil, "--", "./netprobe", "exec", "chroot", "/", "true")
+	check(t, r, 0, `^error: exec: "chroot": executable file not found in \$PATH\n$`, "") // masked: not executable
+}
+
 // TestSharedBinaryAccepted lets a policy accept that a shared binary
 // cannot be denied at run time: no warning, and only preflight blocks.
 func TestSharedBinaryAccepted(t *testing.T) {

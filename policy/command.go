@@ -20,11 +20,13 @@ type CommandRule struct {
 	Tokens []string `json:"-"`
 	Origin string   `json:"origin"` // where it was written
 	// Builtin marks the builtin defaults: commands that cannot work in
-	// the sandbox anyway (no capabilities, seccomp), so they are blocked
-	// at preflight and the kernel does the rest.
+	// the sandbox anyway (no capabilities, seccomp).
 	Builtin bool   `json:"builtin,omitempty"`
 	glob    []bool // which tokens hold glob characters
 }
+
+// IsGlob reports whether token k of the rule is a glob.
+func (r *CommandRule) IsGlob(k int) bool { return r.glob[k] }
 
 // CommandDecision is the verdict on one simple command.
 type CommandDecision struct {

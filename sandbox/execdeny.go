@@ -23,12 +23,18 @@ func (b *builder) execDenies() {
 	dirs := binDirs(b.plan.Env)
 	var shared map[string][]string // target -> names, built when first needed
 	for _, r := range b.pol.CommandDeny {
-		if r.Builtin || len(r.Tokens) != 1 {
+		if len(r.Tokens) != 1 || r.IsGlob(0) {
 			continue
 		}
 		for _, target := range findExecutables(r.Tokens[0], dirs) {
 			names := []string{r.Tokens[0]}
 			if isShared(target, r.Tokens[0]) {
+				if r.Builtin {
+					// reboot is systemctl: the kernel stops what it would
+					// do (no capabilities), and blocking systemctl would
+					// cost more than it protects.
+					continue
+				}
 				if shared == nil {
 					shared = namesByTarget(dirs)
 				}
@@ -62,7 +68,18 @@ func binDirs(env []string) []string {
 		}
 	}
 	dirs = append(dirs, StandardBinDirs...)
-	return slices.DeleteFunc(slices.Compact(dirs), func(d string) bool { return !filepath.IsAbs(d) })
+	// Once each, after symlinks (/bin is often /usr/bin).
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range dirs {
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil || !filepath.IsAbs(d) || seen[real] {
+			continue
+		}
+		seen[real] = true
+		out = append(out, real)
+	}
+	return out
 }
 
 // findExecutables returns the files name resolves to in dirs, after
@@ -70,7 +87,11 @@ func binDirs(env []string) []string {
 func findExecutables(name string, dirs []string) []string {
 	var out []string
 	for _, d := range dirs {
-		target, err := filepath.EvalSymlinks(filepath.Join(d, name))
+		p := filepath.Join(d, name)
+		if _, err := os.Lstat(p); err != nil {
+			continue // the common case: one system call
+		}
+		target, err := filepath.EvalSymlinks(p)
 		if err != nil {
 			continue
 		}

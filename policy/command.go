@@ -54,32 +54,70 @@ func (p *Policy) DecideCommand(argv []string) CommandDecision {
 		return CommandDecision{Allowed: true}
 	}
 	name := path.Base(argv[0])
-	for i := range p.CommandDeny {
+	d := CommandDecision{Allowed: true}
+	p.denyCandidates(name, func(i int) bool {
 		deny := &p.CommandDeny[i]
 		if !deny.match(name, argv[1:]) {
-			continue
+			return true
 		}
+		d = CommandDecision{Rule: deny}
 		for j := range p.CommandAllow {
 			allow := &p.CommandAllow[j]
 			if moreSpecific(allow.Tokens, deny.Tokens) && allow.match(name, argv[1:]) {
-				return CommandDecision{Allowed: true, Rule: allow}
+				d = CommandDecision{Allowed: true, Rule: allow}
 			}
 		}
-		return CommandDecision{Rule: deny}
+		return false
+	})
+	return d
+}
+
+// commandIndex finds the deny rules that can match a command name
+// without trying them all: by exact name, plus the glob rules.
+type commandIndex struct {
+	byName map[string][]int
+	globs  []int
+}
+
+func newCommandIndex(rules []CommandRule) commandIndex {
+	ix := commandIndex{byName: map[string][]int{}}
+	for i, r := range rules {
+		if r.glob[0] {
+			ix.globs = append(ix.globs, i)
+		} else {
+			ix.byName[r.Tokens[0]] = append(ix.byName[r.Tokens[0]], i)
+		}
 	}
-	return CommandDecision{Allowed: true}
+	return ix
+}
+
+// denyCandidates calls yield with the deny rules whose first token can
+// match name, in rule order, until it returns false.
+func (p *Policy) denyCandidates(name string, yield func(i int) bool) {
+	exact, globs := p.denyIndex.byName[name], p.denyIndex.globs
+	for len(exact) > 0 || len(globs) > 0 {
+		var i int
+		if len(globs) == 0 || len(exact) > 0 && exact[0] < globs[0] {
+			i, exact = exact[0], exact[1:]
+		} else {
+			i, globs = globs[0], globs[1:]
+		}
+		if !yield(i) {
+			return
+		}
+	}
 }
 
 // CommandNamed reports whether some deny rule is about the command name,
 // so that its arguments matter.
 func (p *Policy) CommandNamed(name string) bool {
 	base := path.Base(name)
-	for _, r := range p.CommandDeny {
-		if r.tokenMatch(0, base) {
-			return true
-		}
-	}
-	return false
+	found := false
+	p.denyCandidates(base, func(i int) bool {
+		found = p.CommandDeny[i].tokenMatch(0, base)
+		return !found
+	})
+	return found
 }
 
 // moreSpecific reports whether allow extends deny: deny's tokens are a

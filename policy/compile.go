@@ -88,6 +88,8 @@ type Policy struct {
 	SSH SSHPolicy `json:"ssh,omitzero"`
 	// RuntimeExec is "path" or "argv" (command.runtimeExecPolicy).
 	RuntimeExec string `json:"runtimeExec"`
+
+	denyIndex commandIndex
 }
 
 // The proxies' default ports on the sandbox's loopback.
@@ -254,6 +256,7 @@ func compileCommands(p *Policy, c Command, ssh SSH, env Env) {
 	}
 	p.CommandDeny = append(p.CommandDeny, commandRules(c.Deny, origin("command.deny"))...)
 	p.CommandAllow = commandRules(c.Allow, origin("command.allow"))
+	p.denyIndex = newCommandIndex(p.CommandDeny)
 	p.CommandDynamic = cmp.Or(c.Dynamic, "allow")
 	p.SSH = compileSSH(ssh, origin)
 	p.SharedBinariesAccepted = c.AcceptSharedBinaryCannotRuntimeDeny

@@ -171,6 +171,8 @@ func (f *preflight) inner(words []word, text lazyText, depth int) Verdict {
 		return f.findExec(words[1:], text, depth)
 	case name == "ssh":
 		return f.ssh(words[1:], text, depth)
+	case name == "git":
+		return f.gitRemotes(words[1:], text)
 	}
 	if skip, ok := wrappers[name]; ok {
 		return f.check(skip(words[1:]), text, depth)

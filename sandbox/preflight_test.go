@@ -271,6 +271,11 @@ func TestPreflightSSH(t *testing.T) {
 		{"ssh -V", ""},
 		{"ssh $HOST", "dynamic"},
 		{"echo x | ssh dev.example.com git-upload-pack repo", ""},
+		{"git clone git@dev.example.com:org/repo.git", ""},
+		{"git clone git@evil.com:org/repo.git", "host evil.com is not in ssh.allowedHosts (a git remote over ssh)"},
+		{"git fetch ssh://git@evil.com:22/org/repo", "host evil.com is not in ssh.allowedHosts (a git remote over ssh)"},
+		{"git clone https://evil.com/org/repo", ""},
+		{"git log -- src:main.go", ""},
 	}
 	for _, tt := range tests {
 		v := PreflightShell(p, tt.src)

@@ -63,3 +63,39 @@ func (f *preflight) ssh(args []word, text lazyText, depth int) Verdict {
 	// simple commands meets the ssh command rules.
 	return (&preflight{pol: f.pol, remote: s}).shell(remote, text, depth+1)
 }
+
+// gitSSHHosts returns the hosts of the ssh remotes written out in a git
+// command line: scp-like user@host:path and ssh:// URLs. Remotes named in
+// the repository's config are not visible here; the network rules still
+// apply to them.
+func gitSSHHosts(args []word) []string {
+	var hosts []string
+	for _, a := range args {
+		if !a.literal {
+			continue
+		}
+		if u, err := url.Parse(a.text); err == nil && (u.Scheme == "ssh" || u.Scheme == "git+ssh") {
+			hosts = append(hosts, u.Hostname())
+			continue
+		}
+		at := strings.Index(a.text, "@")
+		colon := strings.Index(a.text, ":")
+		if at > 0 && colon > at && !strings.Contains(a.text[:colon], "/") {
+			hosts = append(hosts, a.text[at+1:colon])
+		}
+	}
+	return hosts
+}
+
+// gitRemotes judges the ssh hosts of a git command line.
+func (f *preflight) gitRemotes(args []word, text lazyText) Verdict {
+	if !f.pol.SSH.Enabled {
+		return Verdict{}
+	}
+	for _, h := range gitSSHHosts(args) {
+		if ok, reason := f.pol.SSH.DecideSSHHost(h); !ok {
+			return Verdict{Blocked: true, Command: text(), Reason: reason + " (a git remote over ssh)"}
+		}
+	}
+	return Verdict{}
+}

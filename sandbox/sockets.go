@@ -24,11 +24,13 @@ const socketDepth = 4
 // $SSH_AUTH_SOCK names.
 func hostSockets(environ []string) []string {
 	var found []string
+	walked := map[string]bool{}
 	for _, root := range SocketRoots {
 		real, err := filepath.EvalSymlinks(root)
-		if err != nil {
-			continue
+		if err != nil || walked[real] {
+			continue // /var/run is usually /run
 		}
+		walked[real] = true
 		filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
 			switch {
 			case err != nil:

@@ -14,9 +14,11 @@ import (
 var (
 	accessRead  = landlock.AccessFSSet(ll.AccessFSReadFile | ll.AccessFSReadDir | ll.AccessFSExecute)
 	accessExec  = landlock.AccessFSSet(ll.AccessFSReadFile | ll.AccessFSExecute)
-	accessWrite = landlock.V7.HandledAccessFS
+	accessWrite = landlock.V9.HandledAccessFS
+	// accessUnix lets the command connect to pathname unix sockets (ABI 9).
+	accessUnix = landlock.AccessFSSet(ll.AccessFSResolveUnix)
 	// accessFile are the rights that apply to a file (not a directory).
-	accessFile = landlock.AccessFSSet(ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev)
+	accessFile = landlock.AccessFSSet(ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev | ll.AccessFSResolveUnix)
 )
 
 func accessOf(name string) (landlock.AccessFSSet, error) {
@@ -27,6 +29,8 @@ func accessOf(name string) (landlock.AccessFSSet, error) {
 		return accessExec, nil
 	case "write", "dev":
 		return accessWrite, nil
+	case "unix":
+		return accessUnix, nil
 	}
 	return 0, fmt.Errorf("unknown Landlock access %q", name)
 }
@@ -42,11 +46,13 @@ func KernelLandlockABI() int {
 }
 
 // applyLandlock restricts every thread of this process, and so the command
-// it starts, to the plan's rules. Filesystem rights and IPC scopes are
-// handled up to ABI 7, downgraded to what the kernel has; the supervisor
-// has already refused (or warned about) a kernel older than the plan needs.
+// it starts, to the plan's rules. Filesystem rights are handled up to ABI
+// 9 (which refuses connect() on pathname unix sockets the rules do not
+// grant) and IPC scopes up to ABI 7, downgraded to what the kernel has;
+// the supervisor has already refused (or warned about) a kernel older
+// than the plan needs.
 func applyLandlock(plan sandbox.Landlock) error {
-	args := []any{landlock.V7.HandledAccessFS, landlock.V7.Scoped}
+	args := []any{landlock.V9.HandledAccessFS, landlock.V7.Scoped}
 	var opts []landlock.Rule
 	if plan.TCP != nil {
 		args = append(args, landlock.V7.HandledAccessNet)

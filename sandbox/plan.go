@@ -87,8 +87,9 @@ type Mask struct {
 
 // Landlock is the access the command gets, path by path. Access is one of
 // "read" (read and list), "exec" (read and execute files, no listing),
-// "write" (everything, including rename across directories) or "dev"
-// (read, write and ioctl on device files).
+// "write" (everything, including rename across directories and unix
+// sockets), "dev" (read, write and ioctl on device files) or "unix"
+// (connect to the unix sockets below the path, ABI 9).
 type Landlock struct {
 	Rules []LandlockRule `json:"rules"`
 	// TCP, when set, limits TCP inside the sandbox (ABI 4 and up; a second
@@ -333,6 +334,12 @@ func (b *builder) landlock(read, exec, write []resolved) {
 		add("/tmp", "write", "the private /tmp")
 	}
 	add("/dev", "dev", "device nodes of the sandbox's /dev")
+	if b.pol.AllUnixSockets {
+		add("/", "unix", "network.allowAllUnixSockets")
+	}
+	for _, s := range b.all(b.pol.UnixSockets) {
+		add(s.path, "unix", s.why)
+	}
 	if p := b.plan.Proxy; b.plan.Network == "none" && !b.pol.LocalBinding {
 		// Inside the namespace only the proxies and relayed ports may be
 		// connected, and nothing may listen.

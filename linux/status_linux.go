@@ -121,7 +121,7 @@ func serveProxies(plan *sandbox.Plan, listeners []net.Listener, stderr io.Writer
 		closeListeners(listeners)
 		return func() {}
 	}
-	srv := &proxy.Server{Policy: &policy.Policy{AllowedDomains: plan.Proxy.AllowedDomains, DeniedDomains: plan.Proxy.DeniedDomains}}
+	srv := &proxy.Server{Policy: &policy.Policy{AllowedDomains: plan.Proxy.AllowedDomains, DeniedDomains: plan.Proxy.DeniedDomains, SSH: plan.Proxy.SSH}}
 	var blocked atomic.Int64
 	if plan.Monitor {
 		srv.Log = func(e proxy.Event) {

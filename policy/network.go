@@ -54,6 +54,20 @@ func (p *Policy) DecideHost(host string) NetDecision {
 	return NetDecision{Host: h, Reason: "not in network.allowedDomains"}
 }
 
+// DecideHostPort is DecideHost for a connection to port: it also lets
+// ssh (port 22) reach ssh.allowedHosts, so that ssh and git over ssh
+// work through the proxy for the hosts the ssh rules allow.
+func (p *Policy) DecideHostPort(host, port string) NetDecision {
+	d := p.DecideHost(host)
+	if d.Allowed || port != "22" || !p.SSH.Enabled || strings.HasPrefix(d.Rule, "network.deniedDomains") {
+		return d
+	}
+	if ok, _ := p.SSH.DecideSSHHost(d.Host); ok {
+		return NetDecision{Allowed: true, Host: d.Host, Rule: "ssh.allowedHosts", Reason: "allowed for ssh"}
+	}
+	return d
+}
+
 // DecideAddr judges an address an allowed name resolved to: a denied IP
 // literal, or a metadata address that allowedDomains does not list
 // literally, is refused.

@@ -80,3 +80,26 @@ func TestDecideAddr(t *testing.T) {
 		t.Errorf("the metadata address allowed literally is refused: %+v", d)
 	}
 }
+
+// TestDecideHostPortSSH lets ssh reach ssh.allowedHosts through the proxy,
+// on port 22 only, and never a denied domain.
+func TestDecideHostPortSSH(t *testing.T) {
+	p := Compile(Config{
+		Network: Network{DeniedDomains: []string{"bad.example.com"}},
+		SSH:     SSH{AllowedHosts: []string{"*.example.com"}},
+	}, Env{})
+	tests := []struct {
+		host, port string
+		allowed    bool
+	}{
+		{"git.example.com", "22", true},
+		{"git.example.com", "443", false},
+		{"bad.example.com", "22", false},
+		{"other.org", "22", false},
+	}
+	for _, tt := range tests {
+		if d := p.DecideHostPort(tt.host, tt.port); d.Allowed != tt.allowed {
+			t.Errorf("DecideHostPort(%s, %s) = %+v, want allowed %v", tt.host, tt.port, d, tt.allowed)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fence-sandbox/fence/policy"
 )
 
 // Proxy is the sandbox side of fence's proxies: the loopback ports they
@@ -18,6 +20,8 @@ type Proxy struct {
 	// LocalPorts are host loopback TCP ports relayed into the sandbox at
 	// the same numbers, on 127.0.0.1 and ::1.
 	LocalPorts []int `json:"localPorts,omitempty"`
+	// SSH holds the ssh rules, whose allowedHosts the proxy lets ssh reach.
+	SSH policy.SSHPolicy `json:"ssh,omitzero"`
 	// Forwards expose ports of the sandbox's loopback on the host (-p).
 	Forwards []Forward `json:"forwards,omitempty"`
 }

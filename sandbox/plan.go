@@ -146,7 +146,7 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 		Argv: argv, Dir: p.Dir, Env: env, EnvRemoved: removed,
 		UID: o.UID, GID: o.GID, Network: "none", Degraded: degraded,
 	}
-	plan.Proxy = &Proxy{HTTPPort: p.HTTPProxyPort, SOCKSPort: p.SocksProxyPort, AllowedDomains: p.AllowedDomains, DeniedDomains: p.DeniedDomains}
+	plan.Proxy = &Proxy{HTTPPort: p.HTTPProxyPort, SOCKSPort: p.SocksProxyPort, AllowedDomains: p.AllowedDomains, DeniedDomains: p.DeniedDomains, SSH: p.SSH}
 	if p.HostNetwork {
 		// The proxies listen on the host's loopback, at ports the
 		// supervisor picks when it starts them (see ProxyEnv).

@@ -54,7 +54,7 @@ func (r *refused) Error() string { return r.d.Reason }
 // (a name that leads to the metadata service, say), and dials the first
 // allowed address. A refusal is a *refused error.
 func (s *Server) connect(ctx context.Context, proto, host, port string) (net.Conn, error) {
-	d := s.Policy.DecideHost(host)
+	d := s.Policy.DecideHostPort(host, port)
 	if !d.Allowed {
 		return nil, s.refuse(proto, net.JoinHostPort(host, port), d)
 	}

@@ -85,9 +85,13 @@ func TestProxies(t *testing.T) {
 
 // TestMonitor checks that -m names each refused connection and counts them.
 func TestMonitor(t *testing.T) {
-	w := newWorld(t, os.Getuid(), `{"network": {"allowedDomains": ["example.com"]}}`)
-	r := w.fence(t, "", nil, "-m", "--", "./netprobe", "connect", "127.0.0.1:9")
-	check(t, r, 0, `^HTTP/1.1 403 Forbidden\n$`, `(?m)^fence: blocked CONNECT 127.0.0.1:9: not in network.allowedDomains\nfence: monitor: 1 connections blocked\n`)
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"network": {"allowedDomains": ["example.com"]}}`)
+			r := w.fence(t, "", nil, "-m", "--", "./netprobe", "connect", "127.0.0.1:9")
+			check(t, r, 0, `^HTTP/1.1 403 Forbidden\n$`, `(?m)^fence: blocked CONNECT 127.0.0.1:9: not in network.allowedDomains\nfence: monitor: 1 connections blocked\n`)
+		})
+	}
 }
 
 // TestLocalOutboundPorts relays the host loopback ports the policy names
@@ -184,16 +188,20 @@ func TestHostUnixSockets(t *testing.T) {
 // host's loopback: it must not arrive, since the sandbox's loopback is
 // its own.
 func TestNoUDP(t *testing.T) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	must(t, err)
-	defer pc.Close()
-	port := pc.LocalAddr().(*net.UDPAddr).Port
-	w := newWorld(t, os.Getuid(), `{"network": {"allowedDomains": ["127.0.0.1"]}}`)
-	r := w.fence(t, "", nil, "-c", fmt.Sprintf("echo sandbox > /dev/udp/127.0.0.1/%d; getent hosts example.com || echo no-dns", port))
-	check(t, r, 0, `no-dns\n$`, "")
-	pc.SetReadDeadline(time.Now().Add(300 * time.Millisecond)) // the datagram was sent before fence exited
-	if n, _, err := pc.ReadFrom(make([]byte, 64)); err == nil {
-		t.Errorf("a datagram from the sandbox reached the host (%d bytes)", n)
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+			must(t, err)
+			defer pc.Close()
+			port := pc.LocalAddr().(*net.UDPAddr).Port
+			w := newWorld(t, u.uid, `{"network": {"allowedDomains": ["127.0.0.1"]}}`)
+			r := w.fence(t, "", nil, "-c", fmt.Sprintf("echo sandbox > /dev/udp/127.0.0.1/%d; getent hosts example.com || echo no-dns; ./netprobe raw 127.0.0.1", port))
+			check(t, r, 0, `no-dns\nerror: listen ip4:icmp 0.0.0.0: socket: operation not permitted\n$`, "")
+			pc.SetReadDeadline(time.Now().Add(300 * time.Millisecond)) // the datagram was sent before fence exited
+			if n, _, err := pc.ReadFrom(make([]byte, 64)); err == nil {
+				t.Errorf("a datagram from the sandbox reached the host (%d bytes)", n)
+			}
+		})
 	}
 }
 
@@ -211,9 +219,15 @@ func TestFallbackProxies(t *testing.T) {
 // TestSSHProxy runs fence's ssh ProxyCommand inside the sandbox against
 // an echo server on the host's loopback, allowed and refused.
 func TestSSHProxy(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) { testSSHProxy(t, u) })
+	}
+}
+
+func testSSHProxy(t *testing.T, u user) {
 	l := serve(t, "tcp", "127.0.0.1:0", func(c net.Conn) { io.Copy(c, c) })
 	port := fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
-	w := newWorld(t, os.Getuid(), `{"network": {"allowedDomains": ["127.0.0.1"]}}`)
+	w := newWorld(t, u.uid, `{"network": {"allowedDomains": ["127.0.0.1"]}}`)
 	self, err := os.ReadFile(filepath.Join(bin, "fence"))
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(w.ws, "fence"), self, 0o755))

@@ -35,7 +35,7 @@ func main() {
 		return
 	}
 	if len(os.Args) != 3 {
-		fmt.Println("usage: netprobe http|connect|socks|direct|serve|unix TARGET, or exec NAME [ARGS...]")
+		fmt.Println("usage: netprobe http|connect|socks|direct|serve|unix|raw TARGET, or exec NAME [ARGS...]")
 		os.Exit(2)
 	}
 	out, err := probe(os.Args[1], os.Args[2])
@@ -92,6 +92,13 @@ func probe(mode, target string) (string, error) {
 		io.WriteString(c, "from-sandbox\n")
 		c.Close()
 		return "served", nil
+	case "raw": // an ICMP raw socket, as ping uses
+		c, err := net.ListenPacket("ip4:icmp", "0.0.0.0")
+		if err != nil {
+			return "", err
+		}
+		c.Close()
+		return "raw socket", nil
 	case "unix":
 		conn, err := net.Dial("unix", target)
 		if err != nil {

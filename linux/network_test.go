@@ -89,7 +89,7 @@ func TestMonitor(t *testing.T) {
 		t.Run(u.name, func(t *testing.T) {
 			w := newWorld(t, u.uid, `{"network": {"allowedDomains": ["example.com"]}}`)
 			r := w.fence(t, "", nil, "-m", "--", "./netprobe", "connect", "127.0.0.1:9")
-			check(t, r, 0, `^HTTP/1.1 403 Forbidden\n$`, `(?m)^fence: blocked CONNECT 127.0.0.1:9: not in network.allowedDomains\nfence: monitor: 1 connections blocked\n`)
+			check(t, r, 0, `^HTTP/1.1 403 Forbidden\n$`, `(?m)^fence: blocked CONNECT 127.0.0.1:9 — not in network.allowedDomains\nfence: monitor: 1 connections blocked\n`)
 		})
 	}
 }

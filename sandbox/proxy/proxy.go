@@ -42,7 +42,7 @@ func (e Event) String() string {
 	if e.Decision.Rule != "" {
 		rule = " (" + e.Decision.Rule + ")"
 	}
-	return fmt.Sprintf("blocked %s %s: %s%s", e.Proto, e.Target, e.Decision.Reason, rule)
+	return fmt.Sprintf("blocked %s %s — %s%s", e.Proto, e.Target, e.Decision.Reason, rule)
 }
 
 // refused is the error for a connection the policy does not allow.

@@ -135,6 +135,13 @@ func supervise(w *wire, stderr io.Writer) (int, error) {
 	}
 	sigs := forwardSignals(cmd.Process)
 	defer signal.Stop(sigs)
+	return serve(cmd, w, planW, statR, forwards, listeners, stderr)
+}
+
+// serve hands the started init its plan, serves what the sandbox needs
+// from outside (proxies, -p relays, exec judging) while it runs, and
+// returns the command's exit code.
+func serve(cmd *exec.Cmd, w *wire, planW, statR *os.File, forwards, listeners []net.Listener, stderr io.Writer) (int, error) {
 	werr := json.NewEncoder(planW).Encode(w)
 	planW.Close()
 	status, files := readStatus(statR)

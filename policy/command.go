@@ -54,22 +54,23 @@ func (p *Policy) DecideCommand(argv []string) CommandDecision {
 		return CommandDecision{Allowed: true}
 	}
 	name := path.Base(argv[0])
-	d := CommandDecision{Allowed: true}
-	p.denyCandidates(name, func(i int) bool {
+	exact, globs := p.denyIndex.byName[name], p.denyIndex.globs
+	for len(exact) > 0 || len(globs) > 0 {
+		var i int
+		i, exact, globs = nextCandidate(exact, globs)
 		deny := &p.CommandDeny[i]
 		if !deny.match(name, argv[1:]) {
-			return true
+			continue
 		}
-		d = CommandDecision{Rule: deny}
 		for j := range p.CommandAllow {
 			allow := &p.CommandAllow[j]
 			if moreSpecific(allow.Tokens, deny.Tokens) && allow.match(name, argv[1:]) {
-				d = CommandDecision{Allowed: true, Rule: allow}
+				return CommandDecision{Allowed: true, Rule: allow}
 			}
 		}
-		return false
-	})
-	return d
+		return CommandDecision{Rule: deny}
+	}
+	return CommandDecision{Allowed: true}
 }
 
 // commandIndex finds the deny rules that can match a command name
@@ -91,33 +92,28 @@ func newCommandIndex(rules []CommandRule) commandIndex {
 	return ix
 }
 
-// denyCandidates calls yield with the deny rules whose first token can
-// match name, in rule order, until it returns false.
-func (p *Policy) denyCandidates(name string, yield func(i int) bool) {
-	exact, globs := p.denyIndex.byName[name], p.denyIndex.globs
-	for len(exact) > 0 || len(globs) > 0 {
-		var i int
-		if len(globs) == 0 || len(exact) > 0 && exact[0] < globs[0] {
-			i, exact = exact[0], exact[1:]
-		} else {
-			i, globs = globs[0], globs[1:]
-		}
-		if !yield(i) {
-			return
-		}
+// nextCandidate pops, in rule order, the next deny rule from the rules
+// of a command name and the glob rules.
+func nextCandidate(exact, globs []int) (i int, restExact, restGlobs []int) {
+	if len(globs) == 0 || len(exact) > 0 && exact[0] < globs[0] {
+		return exact[0], exact[1:], globs
 	}
+	return globs[0], exact, globs[1:]
 }
 
 // CommandNamed reports whether some deny rule is about the command name,
 // so that its arguments matter.
 func (p *Policy) CommandNamed(name string) bool {
 	base := path.Base(name)
-	found := false
-	p.denyCandidates(base, func(i int) bool {
-		found = p.CommandDeny[i].tokenMatch(0, base)
-		return !found
-	})
-	return found
+	exact, globs := p.denyIndex.byName[base], p.denyIndex.globs
+	for len(exact) > 0 || len(globs) > 0 {
+		var i int
+		i, exact, globs = nextCandidate(exact, globs)
+		if p.CommandDeny[i].tokenMatch(0, base) {
+			return true
+		}
+	}
+	return false
 }
 
 // moreSpecific reports whether allow extends deny: deny's tokens are a

@@ -44,12 +44,12 @@ const maxNesting = 8
 // compound-command bodies, nested `bash -c` and literal `eval` strings,
 // and the commands behind wrappers such as env, sudo, nice or xargs.
 func PreflightShell(p *policy.Policy, src string) Verdict {
-	return (&preflight{pol: p}).shell(src, func() string { return src }, 0)
+	return (&preflight{pol: p}).shell(src, lazyText{text: src}, 0)
 }
 
 // PreflightArgv judges a command given as argv (fence -- cmd args).
 func PreflightArgv(p *policy.Policy, argv []string) Verdict {
-	text := func() string { return strings.Join(argv, " ") }
+	text := lazyText{text: strings.Join(argv, " ")}
 	words := make([]word, len(argv))
 	for i, a := range argv {
 		words[i] = word{text: a, literal: true}
@@ -63,6 +63,7 @@ type preflight struct {
 	// remote is set while judging an ssh remote command: ssh's command
 	// rules apply, and command.deny only with ssh.inheritDeny.
 	remote *policy.SSHPolicy
+	argv   []string // scratch space for check
 }
 
 // word is one argument: its value when it is literal.
@@ -71,12 +72,23 @@ type word struct {
 	literal bool
 }
 
-// lazyText is the text of a command, made only when a verdict needs it.
-type lazyText func() string
+// lazyText is the text of a command, printed only when a verdict needs
+// it: the parsed words, or a string given as such.
+type lazyText struct {
+	words []*syntax.Word
+	text  string
+}
+
+func (t lazyText) String() string {
+	if t.words != nil {
+		return printWords(t.words)
+	}
+	return t.text
+}
 
 func (f *preflight) dynamic(command lazyText, why string) Verdict {
 	if f.pol.CommandDynamic == "deny" {
-		return Verdict{Blocked: true, Command: command(), Dynamic: why}
+		return Verdict{Blocked: true, Command: command.String(), Dynamic: why}
 	}
 	return Verdict{}
 }
@@ -102,7 +114,7 @@ func (f *preflight) shell(src string, context lazyText, depth int) Verdict {
 		for i, w := range call.Args {
 			words[i] = literalWord(w)
 		}
-		v = f.check(words, func() string { return printWords(call.Args) }, depth)
+		v = f.check(words, lazyText{words: call.Args}, depth)
 		return !v.Blocked
 	})
 	return v
@@ -116,27 +128,30 @@ func (f *preflight) check(words []word, text lazyText, depth int) Verdict {
 	if !words[0].literal || strings.ContainsAny(words[0].text, "*?[") {
 		return f.dynamic(text, "a command name built at run time")
 	}
-	argv := make([]string, len(words))
+	// argv is only needed here, so one buffer serves every command.
+	argv := f.argv[:0]
 	dynamicArgs := false
-	for i, w := range words {
-		argv[i] = w.text
+	for _, w := range words {
 		if !w.literal {
-			argv[i], dynamicArgs = "\x00", true
+			argv, dynamicArgs = append(argv, "\x00"), true
+			continue
 		}
+		argv = append(argv, w.text)
 	}
+	f.argv = argv
 	if f.remote != nil {
 		if denied, reason := f.remote.SSHCommandDenied(argv); denied {
-			return Verdict{Blocked: true, Command: text(), Reason: reason}
+			return Verdict{Blocked: true, Command: text.String(), Reason: reason}
 		}
 	}
 	if f.remote == nil || f.remote.InheritDeny {
 		if d := f.pol.DecideCommand(argv); !d.Allowed {
-			return Verdict{Blocked: true, Command: text(), Rule: d.Rule}
+			return Verdict{Blocked: true, Command: text.String(), Rule: d.Rule}
 		}
 	}
 	if f.remote != nil {
 		if ok, reason := f.remote.SSHCommandAllowed(argv); !ok {
-			return Verdict{Blocked: true, Command: text(), Reason: reason}
+			return Verdict{Blocked: true, Command: text.String(), Reason: reason}
 		}
 	}
 	if dynamicArgs && f.pol.CommandNamed(argv[0]) {
@@ -237,6 +252,19 @@ func joinLiteral(ws []word) (string, bool) {
 // plain text, quotes and escapes, but no expansions, substitutions or
 // brace alternatives.
 func literalWord(w *syntax.Word) word {
+	if len(w.Parts) == 1 {
+		// The common case, one plain or single-quoted part: no copy.
+		switch x := w.Parts[0].(type) {
+		case *syntax.Lit:
+			if !braceExpansion(x.Value) && !strings.ContainsRune(x.Value, '\\') {
+				return word{text: x.Value, literal: true}
+			}
+		case *syntax.SglQuoted:
+			if !x.Dollar {
+				return word{text: x.Value, literal: true}
+			}
+		}
+	}
 	var b strings.Builder
 	for _, part := range w.Parts {
 		switch x := part.(type) {

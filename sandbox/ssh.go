@@ -50,7 +50,7 @@ func (f *preflight) ssh(args []word, text lazyText, depth int) Verdict {
 		return f.dynamic(text, "an ssh destination built at run time")
 	}
 	if allowed, reason := s.DecideSSHHost(host); !allowed {
-		return Verdict{Blocked: true, Command: text(), Reason: reason}
+		return Verdict{Blocked: true, Command: text.String(), Reason: reason}
 	}
 	if len(command) == 0 {
 		return Verdict{} // an interactive session on an allowed host
@@ -94,7 +94,7 @@ func (f *preflight) gitRemotes(args []word, text lazyText) Verdict {
 	}
 	for _, h := range gitSSHHosts(args) {
 		if ok, reason := f.pol.SSH.DecideSSHHost(h); !ok {
-			return Verdict{Blocked: true, Command: text(), Reason: reason + " (a git remote over ssh)"}
+			return Verdict{Blocked: true, Command: text.String(), Reason: reason + " (a git remote over ssh)"}
 		}
 	}
 	return Verdict{}

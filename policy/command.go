@@ -78,6 +78,8 @@ func (p *Policy) DecideCommand(argv []string) CommandDecision {
 type commandIndex struct {
 	byName map[string][]int
 	globs  []int
+	// prefixes are the literal starts of the glob rules' names.
+	prefixes []string
 }
 
 func newCommandIndex(rules []CommandRule) commandIndex {
@@ -85,11 +87,35 @@ func newCommandIndex(rules []CommandRule) commandIndex {
 	for i, r := range rules {
 		if r.glob[0] {
 			ix.globs = append(ix.globs, i)
+			ix.prefixes = append(ix.prefixes, r.Tokens[0][:strings.IndexAny(r.Tokens[0], "*?[")])
 		} else {
 			ix.byName[r.Tokens[0]] = append(ix.byName[r.Tokens[0]], i)
 		}
 	}
 	return ix
+}
+
+// RuleNames calls yield with every command name a deny rule (or, once
+// the ssh section says anything, the ssh rules) can be about, and with
+// the literal start of each glob rule's name (glob true).
+func (p *Policy) RuleNames(yield func(name string, glob bool) bool) {
+	for n := range p.denyIndex.byName {
+		if !yield(n, false) {
+			return
+		}
+	}
+	for _, n := range p.denyIndex.prefixes {
+		if !yield(n, true) {
+			return
+		}
+	}
+	if p.SSH.Enabled {
+		for _, n := range []string{"ssh", "git"} {
+			if !yield(n, false) {
+				return
+			}
+		}
+	}
 }
 
 // nextCandidate pops, in rule order, the next deny rule from the rules

@@ -44,7 +44,50 @@ const maxNesting = 8
 // compound-command bodies, nested `bash -c` and literal `eval` strings,
 // and the commands behind wrappers such as env, sudo, nice or xargs.
 func PreflightShell(p *policy.Policy, src string) Verdict {
+	if p.CommandDynamic != "deny" && !mentionsRuleName(p, src) {
+		// Nothing a rule is about appears in the text, even with quotes and
+		// escapes taken away; what the parser could still find would be
+		// built at run time, which command.dynamic "allow" lets through.
+		return Verdict{}
+	}
 	return (&preflight{pol: p}).shell(src, lazyText{text: src}, 0)
+}
+
+// mentionsRuleName reports whether src, with quotes and backslashes
+// removed, holds a name some rule is about as a word of its own (a glob
+// rule's literal start anywhere).
+func mentionsRuleName(p *policy.Policy, src string) bool {
+	text := unquoted(src)
+	found := false
+	p.RuleNames(func(name string, glob bool) bool {
+		found = glob && strings.Contains(text, name) || !glob && containsWord(text, name)
+		return !found
+	})
+	return found
+}
+
+// unquoted is src without quote characters, backslashes and escaped
+// newlines: what the names in it can spell, however they are quoted.
+func unquoted(src string) string {
+	return strings.NewReplacer("\\\n", "", "'", "", "\"", "", "\\", "").Replace(src)
+}
+
+// containsWord reports whether name appears in text not glued to other
+// name characters: after a start, a space, a separator or a "/" of a
+// path, and before an end, a space or a separator.
+func containsWord(text, name string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], name)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(name)
+		if (start == 0 || strings.IndexByte(" \t\n;|&()`$/={}!<>", text[start-1]) >= 0) &&
+			(end == len(text) || strings.IndexByte(" \t\n;|&()`<>", text[end]) >= 0) {
+			return true
+		}
+		i = start + 1
+	}
 }
 
 // PreflightArgv judges a command given as argv (fence -- cmd args).

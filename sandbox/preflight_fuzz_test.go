@@ -8,7 +8,8 @@ import (
 // FuzzPreflight feeds arbitrary shell text to preflight: it must never
 // panic, and a string that preflight cannot parse must count as dynamic.
 func FuzzPreflight(f *testing.F) {
-	for _, s := range []string{"git push", "bash -c 'eval \"$(echo x)\"'", "f() { g; }; f", "cat <<EOF\nx\nEOF", "a | b && c || d &", "echo ${x//a/b} $((1+2)) <(ls)"} {
+	for _, s := range []string{"git push", "bash -c 'eval \"$(echo x)\"'", "f() { g; }; f", "cat <<EOF\nx\nEOF", "a | b && c || d &", "echo ${x//a/b} $((1+2)) <(ls)",
+		"g\\\nit push", "'g'it push", "/usr/bin/git push", "x=1 git push", "(git push)", "`git push`", "{git,x} push", "mkfs.ext4 /dev/x", "sudo\tls", "$'git' push"} {
 		f.Add(s)
 	}
 	deny, allow := commandPolicy("deny"), commandPolicy("allow")
@@ -16,6 +17,12 @@ func FuzzPreflight(f *testing.F) {
 		v := PreflightShell(allow, src)
 		if v.Blocked && v.Rule == nil {
 			t.Fatalf("dynamic=allow blocked %q for a dynamic reason: %s", src, v.Message())
+		}
+		// The shortcut that skips parsing must never let through what
+		// the parser would block.
+		full := (&preflight{pol: allow}).shell(src, lazyText{text: src}, 0)
+		if full.Blocked && !v.Blocked {
+			t.Fatalf("the shortcut allowed %q, which the parser blocks: %s", src, full.Message())
 		}
 		PreflightShell(deny, src)
 	})

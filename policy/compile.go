@@ -75,6 +75,9 @@ type Policy struct {
 	EnvAllow     []string `json:"envAllow,omitempty"`
 	DeviceMode   string   `json:"deviceMode"`
 	DeviceAllow  []string `json:"deviceAllow,omitempty"`
+	// MachLookup and MachRegister are the macOS Mach services allowed.
+	MachLookup   []string `json:"machLookup,omitempty"`
+	MachRegister []string `json:"machRegister,omitempty"`
 	AllowPty     bool     `json:"allowPty,omitempty"`
 	// CommandDeny and CommandAllow are the command rules, defaults
 	// included; CommandDynamic is "allow" or "deny".
@@ -136,6 +139,8 @@ func Compile(c Config, env Env) *Policy {
 		DeviceMode:     c.Devices.Mode,
 		DeviceAllow:    c.Devices.Allow,
 		AllowPty:       c.AllowPty,
+		MachLookup:     c.MacOS.Mach.Lookup,
+		MachRegister:   c.MacOS.Mach.Register,
 	}
 	if localOutbound := c.Network.AllowLocalOutbound; localOutbound != nil && *localOutbound || localOutbound == nil && c.Network.AllowLocalBinding {
 		p.LocalOutboundPorts = c.Network.AllowLocalOutboundPorts

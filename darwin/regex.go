@@ -1,0 +1,93 @@
+package darwin
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// globRegex translates an absolute doublestar pattern into an anchored
+// regular expression that matches exactly the paths policy.Covers
+// matches: the pattern itself, or anything below a path it matches. With
+// fold, letters match either case.
+func globRegex(pattern string, fold bool) string {
+	var b strings.Builder
+	b.WriteString("^")
+	translate(&b, pattern, fold)
+	b.WriteString("(/.*)?$")
+	return b.String()
+}
+
+func translate(b *strings.Builder, p string, fold bool) {
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case strings.HasPrefix(p[i:], "/**/"):
+			b.WriteString("(/.*)?/")
+			i += 3
+		case strings.HasPrefix(p[i:], "/**") && i+3 == len(p):
+			b.WriteString("(/.*)?")
+			i += 2
+		case i == 0 && strings.HasPrefix(p, "**/"):
+			b.WriteString("(.*/)?")
+			i += 2
+		case strings.HasPrefix(p[i:], "**"):
+			b.WriteString(".*")
+			i++
+		case c == '*':
+			b.WriteString("[^/]*")
+		case c == '?':
+			b.WriteString("[^/]")
+		case c == '[':
+			end := strings.IndexByte(p[i+1:], ']')
+			if end < 0 {
+				b.WriteString(`\[`)
+				continue
+			}
+			class := p[i+1 : i+1+end]
+			if strings.HasPrefix(class, "!") || strings.HasPrefix(class, "^") {
+				class = "^/" + class[1:]
+			}
+			b.WriteString("[" + foldClass(class, fold) + "]")
+			i += end + 1
+		case c == '{':
+			end := strings.IndexByte(p[i:], '}')
+			if end < 0 {
+				b.WriteString(`\{`)
+				continue
+			}
+			b.WriteString("(")
+			for k, alt := range strings.Split(p[i+1:i+end], ",") {
+				if k > 0 {
+					b.WriteString("|")
+				}
+				translate(b, alt, fold)
+			}
+			b.WriteString(")")
+			i += end
+		case c == '\\' && i+1 < len(p):
+			i += literal(b, p[i+1:], fold)
+		default:
+			i += literal(b, p[i:], fold) - 1
+		}
+	}
+}
+
+// literal writes the first character of s, matched as itself (either
+// case with fold), and returns its length in bytes.
+func literal(b *strings.Builder, s string, fold bool) int {
+	r, size := utf8.DecodeRuneInString(s)
+	if fold && unicode.ToLower(r) != unicode.ToUpper(r) {
+		b.WriteString("[" + regexp.QuoteMeta(string(unicode.ToLower(r))+string(unicode.ToUpper(r))) + "]")
+		return size
+	}
+	b.WriteString(regexp.QuoteMeta(s[:size]))
+	return size
+}
+
+func foldClass(class string, fold bool) string {
+	if !fold {
+		return class
+	}
+	return strings.ToLower(class) + strings.ToUpper(class)
+}

@@ -5,37 +5,60 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fence-sandbox/fence/darwin"
 	"github.com/fence-sandbox/fence/linux"
 	"github.com/fence-sandbox/fence/policy"
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
 func newPlanCmd(pf *policyFlags, stdout io.Writer) *cobra.Command {
-	var shell string
+	var shell, platform string
 	c := &cobra.Command{
 		Use:   "plan [flags] [-- command args...]",
-		Short: "Print the sandbox plan as JSON without running anything",
+		Short: "Print the sandbox plan without running anything: JSON for linux, the Seatbelt profile for darwin",
 		RunE: func(_ *cobra.Command, args []string) error {
 			if shell == "" && len(args) == 0 {
 				args = []string{"true"}
 			}
-			plan, err := buildPlan(pf, args, shell, "refuse")
+			pol, err := compilePolicy(pf)
 			if err != nil {
 				return err
 			}
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			enc.SetEscapeHTML(false)
-			return enc.Encode(plan)
+			plan, err := planFor(pol, args, shell, "refuse")
+			if err != nil {
+				return err
+			}
+			switch platform {
+			case "linux":
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
+				return enc.Encode(plan)
+			case "darwin":
+				return printDarwinPlan(stdout, pol, plan)
+			}
+			return fmt.Errorf("--platform %q: want linux or darwin", platform)
 		},
 	}
 	c.Flags().StringVarP(&shell, "command", "c", "", "plan for this shell string")
+	c.Flags().StringVar(&platform, "platform", runtime.GOOS, "linux or darwin")
 	return c
+}
+
+// printDarwinPlan prints the sandbox-exec command line and the profile.
+// The proxy ports and the TMPDIR are the run's; the plan shows the
+// policy's ports and a placeholder directory.
+func printDarwinPlan(w io.Writer, pol *policy.Policy, plan *sandbox.Plan) error {
+	profile := darwin.Profile(pol, darwin.ProfileOptions{HTTPPort: pol.HTTPProxyPort, SOCKSPort: pol.SocksProxyPort, TmpDir: "/private/var/folders/fence-XXXXXX"})
+	argv, _ := json.Marshal(append([]string{"/usr/bin/sandbox-exec", "-p", "PROFILE", "--"}, plan.Argv...))
+	_, err := fmt.Fprintf(w, "; argv: %s\n%s", argv, profile)
+	return err
 }
 
 // buildPlan loads the policy and plans the command for this process.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fence-sandbox/fence/darwin"
 	"github.com/fence-sandbox/fence/linux"
 	"github.com/fence-sandbox/fence/policy"
 	"github.com/fence-sandbox/fence/sandbox"
@@ -122,10 +123,15 @@ func (o *runOptions) run(args []string) error {
 	if o.policy.debug {
 		printPlanDebug(o.stderr, plan)
 	}
-	if runtime.GOOS != "linux" {
-		return fmt.Errorf("refusing to run %q: this build of fence has no sandbox backend for %s yet, and fence never runs a command unsandboxed", strings.Join(plan.Argv, " "), runtime.GOOS)
+	var code int
+	switch runtime.GOOS {
+	case "linux":
+		code, err = linux.Run(plan, o.stderr)
+	case "darwin":
+		code, err = darwin.Run(pol, plan, o.stderr)
+	default:
+		return fmt.Errorf("refusing to run %q: fence has no sandbox for %s, and never runs a command unsandboxed", strings.Join(plan.Argv, " "), runtime.GOOS)
 	}
-	code, err := linux.Run(plan, o.stderr)
 	if err != nil {
 		return err
 	}

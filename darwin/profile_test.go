@@ -97,11 +97,11 @@ func TestProfileChecks(t *testing.T) {
 
 func TestEscaping(t *testing.T) {
 	for in, want := range map[string]string{
-		`plain`:        `"plain"`,
-		`a"b`:          `"a\"b"`,
-		`a\b`:          `"a\\b"`,
-		"a\nb":         `"a\nb"`,
-		"a\x01b":       `"a\x01b"`,
+		`plain`:       `"plain"`,
+		`a"b`:         `"a\"b"`,
+		`a\b`:         `"a\\b"`,
+		"a\nb":        `"a\nb"`,
+		"a\x01b":      `"a\x01b"`,
 		`") (allow x`: `"\") (allow x"`,
 	} {
 		if got := sbplString(in); got != want {

@@ -1,0 +1,85 @@
+package darwin
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+
+	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/sandbox"
+	"github.com/fence-sandbox/fence/sandbox/proxy"
+)
+
+// sandboxExec is run by its absolute path, never looked up on PATH.
+const sandboxExec = "/usr/bin/sandbox-exec"
+
+// Run runs the plan's command under a profile compiled from p, with the
+// proxies on the host's loopback, and returns fence's exit code.
+func Run(p *policy.Policy, plan *sandbox.Plan, stderr io.Writer) (int, error) {
+	if os.Getenv("FENCE_SANDBOX") == "1" {
+		return sandbox.ExitFenceError, errors.New("fence is already running inside a fence sandbox, and macOS cannot nest sandbox-exec: run the command directly")
+	}
+	tmp, err := os.MkdirTemp("", "fence-")
+	if err != nil {
+		return sandbox.ExitFenceError, fmt.Errorf("create private TMPDIR: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	listeners, err := listenProxies(p)
+	if err != nil {
+		return sandbox.ExitFenceError, err
+	}
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	httpPort, socksPort := port(listeners[0]), port(listeners[1])
+	profile := Profile(p, ProfileOptions{HTTPPort: httpPort, SOCKSPort: socksPort, TmpDir: tmp})
+	env := append(sandbox.ProxyEnv(plan.Env, httpPort, socksPort), "TMPDIR="+tmp)
+	cmd := &exec.Cmd{
+		Path: sandboxExec, Args: append([]string{sandboxExec, "-p", profile, "--"}, plan.Argv...),
+		Env: env, Dir: plan.Dir, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+	}
+	if err := cmd.Start(); err != nil {
+		return sandbox.ExitFenceError, fmt.Errorf("start %s: %w", sandboxExec, err)
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	go func() {
+		for s := range sigs {
+			cmd.Process.Signal(s)
+		}
+	}()
+	cmd.Wait()
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		return 128 + int(ws.Signal()), nil
+	}
+	return ws.ExitStatus(), nil
+}
+
+func listenProxies(p *policy.Policy) ([]net.Listener, error) {
+	srv := &proxy.Server{Policy: p}
+	var ls []net.Listener
+	for range 2 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			for _, x := range ls {
+				x.Close()
+			}
+			return nil, fmt.Errorf("listen for the proxies: %w", err)
+		}
+		ls = append(ls, l)
+	}
+	go srv.ServeHTTP(ls[0])
+	go srv.ServeSOCKS(ls[1])
+	return ls, nil
+}
+
+func port(l net.Listener) int { return l.Addr().(*net.TCPAddr).Port }

@@ -1,0 +1,17 @@
+//go:build !darwin
+
+package darwin
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+
+	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/sandbox"
+)
+
+// Run fails off macOS.
+func Run(*policy.Policy, *sandbox.Plan, io.Writer) (int, error) {
+	return sandbox.ExitFenceError, fmt.Errorf("the macOS sandbox cannot run on %s", runtime.GOOS)
+}

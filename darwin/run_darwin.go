@@ -1,6 +1,7 @@
 package darwin
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/fence-sandbox/fence/policy"
@@ -44,6 +46,10 @@ func Run(p *policy.Policy, plan *sandbox.Plan, stderr io.Writer) (int, error) {
 	cmd := &exec.Cmd{
 		Path: sandboxExec, Args: append([]string{sandboxExec, "-p", profile, "--"}, plan.Argv...),
 		Env: env, Dir: plan.Dir, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+	}
+	if plan.Monitor {
+		stop := streamDenials(stderr)
+		defer stop()
 	}
 	if err := cmd.Start(); err != nil {
 		return sandbox.ExitFenceError, fmt.Errorf("start %s: %w", sandboxExec, err)
@@ -83,3 +89,28 @@ func listenProxies(p *policy.Policy) ([]net.Listener, error) {
 }
 
 func port(l net.Listener) int { return l.Addr().(*net.TCPAddr).Port }
+
+// streamDenials follows the unified log for the sandbox's denials, whose
+// messages name the rule ("fence:filesystem.denyRead"), and prints each
+// as it happens, until stop is called.
+func streamDenials(stderr io.Writer) (stop func()) {
+	cmd := exec.Command("/usr/bin/log", "stream", "--style", "compact",
+		"--predicate", `sender == "Sandbox" AND eventMessage CONTAINS "fence:"`)
+	out, err := cmd.StdoutPipe()
+	if err != nil || cmd.Start() != nil {
+		fmt.Fprintf(stderr, "fence: warning: -m: cannot follow the unified log, so denials will not be shown\n")
+		return func() {}
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if line := sc.Text(); strings.Contains(line, "fence:") {
+				fmt.Fprintf(stderr, "fence: denied: %s\n", line)
+			}
+		}
+	}()
+	return func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+}

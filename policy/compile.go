@@ -29,6 +29,12 @@ type Rule struct {
 	Glob    bool   `json:"glob,omitempty"`
 	Fold    bool   `json:"fold,omitempty"`
 	Origin  string `json:"origin"`
+	// Key is the rule's kind, such as "filesystem.denyRead" or
+	// "mandatory.shellStartup"; Text is the pattern as written, empty for
+	// fence's own defaults; Source is the file or template holding it.
+	Key    string `json:"key,omitempty"`
+	Text   string `json:"text,omitempty"`
+	Source string `json:"source,omitempty"`
 }
 
 // ReadMode says which paths are readable before denyRead applies.
@@ -172,22 +178,27 @@ func Compile(c Config, env Env) *Policy {
 
 func mandatoryDenyWrite(c Config, env Env, exp expander) []Rule {
 	var out []Rule
+	add := func(p, origin, key string) {
+		r := exp.rule(p, origin, false)
+		r.Key, r.Source = key, "fence (always protected)"
+		out = append(out, r)
+	}
 	for _, dir := range []string{env.Home, env.Dir} {
 		for _, f := range shellStartupFiles {
-			out = append(out, exp.rule(path.Join(dir, f), "always protected: shell startup file", false))
+			add(path.Join(dir, f), "always protected: shell startup file", "mandatory.shellStartup")
 		}
 	}
 	for _, f := range workspaceProtected {
-		out = append(out, exp.rule(path.Join(env.Dir, f), "always protected: runs code or changes policy", false))
+		add(path.Join(env.Dir, f), "always protected: runs code or changes policy", "mandatory.workspace")
 	}
 	if !c.Filesystem.AllowGitConfig {
-		out = append(out, exp.rule(path.Join(env.Dir, ".git/config"), "always protected: .git/config (set filesystem.allowGitConfig to lift)", false))
+		add(path.Join(env.Dir, ".git/config"), "always protected: .git/config (set filesystem.allowGitConfig to lift)", "mandatory.gitConfig")
 	}
 	for _, f := range env.ConfigFiles {
-		out = append(out, exp.rule(f, "always protected: config file in the chain", false))
+		add(f, "always protected: config file in the chain", "mandatory.configFile")
 	}
 	for _, f := range configCandidates(env) {
-		out = append(out, exp.rule(f, OriginConfigPath, false))
+		add(f, OriginConfigPath, "mandatory.configPath")
 	}
 	return dedupeRules(out)
 }
@@ -220,12 +231,32 @@ func (e expander) rules(patterns []string, key string, fold bool) []Rule {
 	out := make([]Rule, 0, len(patterns))
 	for _, p := range patterns {
 		origin := key
+		r := Rule{}
 		if strings.Contains(key, ".") {
 			origin = key + " " + quote(p)
+			r = e.rule(p, origin, fold)
+			r.Key, r.Text = key, p
+			if e.env.Origin != nil {
+				r.Source = e.env.Origin(key, p)
+			}
+		} else {
+			r = e.rule(p, origin, fold)
+			r.Key = keyOfDefault(key)
 		}
-		out = append(out, e.rule(p, origin, fold))
+		out = append(out, r)
 	}
 	return out
+}
+
+// keyOfDefault names fence's own rules for decisions.
+func keyOfDefault(origin string) string {
+	switch {
+	case strings.Contains(origin, "system path"), strings.Contains(origin, "toolchain path"):
+		return "filesystem.defaultDenyRead"
+	case origin == "the working directory":
+		return "workspace"
+	}
+	return origin
 }
 
 func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }

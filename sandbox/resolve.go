@@ -1,0 +1,30 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// ResolvePath resolves p as the sandbox does before judging it: relative
+// to dir, ".." folded, the deepest existing ancestor canonicalised
+// (symlinks followed), and the missing tail joined back.
+func ResolvePath(p, dir string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	p = filepath.Clean(p)
+	tail := ""
+	for cur := p; ; cur = filepath.Dir(cur) {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(real, tail)
+		}
+		if cur == "/" {
+			return p
+		}
+		tail = filepath.Join(filepath.Base(cur), tail)
+		if _, err := os.Lstat(cur); err == nil {
+			// A dangling link: judge the link's own path.
+			return p
+		}
+	}
+}

@@ -25,6 +25,19 @@ func Expand(pattern, dir, home string) string {
 // it: a rule on a directory applies to everything inside. With fold, the
 // match ignores case, as deny rules do.
 func Covers(pattern, p string, fold bool) bool {
+	if !hasGlob(pattern) {
+		// A plain path covers itself and what is below it.
+		if pattern == "/" {
+			return true
+		}
+		if len(p) < len(pattern) || len(p) > len(pattern) && p[len(pattern)] != '/' {
+			return false
+		}
+		if fold {
+			return strings.EqualFold(p[:len(pattern)], pattern)
+		}
+		return p[:len(pattern)] == pattern
+	}
 	if fold {
 		pattern, p = strings.ToLower(pattern), strings.ToLower(p)
 	}

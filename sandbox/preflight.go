@@ -69,12 +69,12 @@ func mentionsRuleName(p *policy.Policy, src string) bool {
 // unquoted is src without quote characters, backslashes and escaped
 // newlines: what the names in it can spell, however they are quoted.
 func unquoted(src string) string {
-	return strings.NewReplacer("\\\n", "", "'", "", "\"", "", "\\", "").Replace(src)
+	return strings.NewReplacer("\\\n", "", "'", "", "\"", "", "\\", "", "\x00", "").Replace(src)
 }
 
 // containsWord reports whether name appears in text not glued to other
-// name characters: after a start, a space, a separator or a "/" of a
-// path, and before an end, a space or a separator.
+// word characters (ASCII letters, digits, underscore). Anything else
+// counts as a boundary, which can only make preflight parse more often.
 func containsWord(text, name string) bool {
 	for i := 0; ; {
 		j := strings.Index(text[i:], name)
@@ -82,12 +82,15 @@ func containsWord(text, name string) bool {
 			return false
 		}
 		start, end := i+j, i+j+len(name)
-		if (start == 0 || strings.IndexByte(" \t\n;|&()`$/={}!<>", text[start-1]) >= 0) &&
-			(end == len(text) || strings.IndexByte(" \t\n;|&()`<>", text[end]) >= 0) {
+		if (start == 0 || !wordChar(text[start-1])) && (end == len(text) || !wordChar(text[end])) {
 			return true
 		}
 		i = start + 1
 	}
+}
+
+func wordChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
 
 // PreflightArgv judges a command given as argv (fence -- cmd args).

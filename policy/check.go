@@ -67,10 +67,27 @@ func (p *Policy) checkWrite(d Decision) Decision {
 	if r := firstCovering(p.Write, d.Path); r != nil {
 		return d.allow(r)
 	}
-	if under(d.Path, "/tmp") {
+	if under(d.Path, "/tmp") && !p.boundReadOnly(d.Path) {
 		return d.allowDefault("sandbox.privateTmp")
 	}
 	return d.denyDefault("filesystem.allowWrite", "add the path to filesystem.allowWrite")
+}
+
+// boundReadOnly reports whether path, under /tmp, is in something the
+// sandbox binds from the host into its private /tmp without write access:
+// the working directory or a readable or executable path.
+func (p *Policy) boundReadOnly(path string) bool {
+	if under(p.Dir, "/tmp") && under(path, p.Dir) {
+		return true
+	}
+	for _, rules := range [][]Rule{p.Read, p.Execute} {
+		for i := range rules {
+			if under(rules[i].Pattern, "/tmp") && Covers(rules[i].Pattern, path, rules[i].Fold) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // coveringAllow is the first rule that makes path readable.

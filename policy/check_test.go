@@ -33,6 +33,12 @@ func TestCheckPath(t *testing.T) {
 			t.Errorf("CheckPath(%s, %s) = %v %s, want %v %s", tt.access, tt.path, d.Allowed, d.Rule, tt.allowed, tt.rule)
 		}
 	}
+	inTmp := Compile(Config{}, Env{Dir: "/tmp/w", Home: "/h"})
+	for path, want := range map[string]bool{"/tmp/w/out": false, "/tmp/scratch": true} {
+		if d := inTmp.CheckPath("write", path, path); d.Allowed != want {
+			t.Errorf("working directory in /tmp: write %s = %+v, want allowed %v (it is bound read-only)", path, d, want)
+		}
+	}
 	strict := Compile(Config{Filesystem: Filesystem{DefaultDenyRead: true}}, Env{Dir: "/w", Home: "/h"})
 	if d := strict.CheckPath("read", "/h/notes", "/h/notes"); d.Allowed || d.Rule != "filesystem.defaultDenyRead" || d.Pattern != nil {
 		t.Errorf("defaultDenyRead: %+v", d)

@@ -84,6 +84,7 @@ func compilePolicy(pf *policyFlags) (*policy.Policy, error) {
 			}
 			return ""
 		},
+		Firm: res.FromCommandLine,
 	}), nil
 }
 

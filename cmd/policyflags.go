@@ -18,6 +18,7 @@ type policyFlags struct {
 	settings string
 	template string
 	debug    bool
+	rules    policy.Flags
 	stderr   io.Writer
 }
 
@@ -26,6 +27,16 @@ func (p *policyFlags) register(c *cobra.Command) {
 	f.StringVarP(&p.settings, "settings", "s", "", "use this config file instead of looking for one")
 	f.StringVarP(&p.template, "template", "t", "", "use this builtin template instead of looking for a config (see \"fence templates\")")
 	f.BoolVarP(&p.debug, "debug", "d", false, "print what fence does and why")
+	r := &p.rules
+	f.StringArrayVar(&r.AllowRead, "allow-read", nil, "also allow reading `PATH` (repeatable; every deny still wins)")
+	f.StringArrayVar(&r.AllowWrite, "allow-write", nil, "also allow writing `PATH` (repeatable; every deny still wins)")
+	f.StringArrayVar(&r.DenyRead, "deny-read", nil, "deny reading `PATH`, whatever the config allows (repeatable)")
+	f.StringArrayVar(&r.DenyWrite, "deny-write", nil, "deny writing `PATH`, whatever the config allows (repeatable)")
+	f.StringArrayVar(&r.AllowDomains, "allow-domain", nil, "also allow connections to `DOMAIN` (repeatable)")
+	f.StringArrayVar(&r.DenyDomains, "deny-domain", nil, "deny connections to `DOMAIN`, whatever the config allows (repeatable)")
+	f.StringArrayVar(&r.DenyCommands, "deny-command", nil, "deny `COMMAND`; no command.allow lifts it (repeatable)")
+	f.BoolVar(&r.NoNetwork, "no-network", false, "no network at all: no domains, local ports or unix sockets")
+	f.StringVar(&r.Mode, "mode", "", "where writes may go: read-only, workspace-write (the git top level, else the working directory) or full")
 }
 
 // options says where to look for config, from the flags and environment.
@@ -62,6 +73,9 @@ func (p *policyFlags) load() (*policy.Resolved, policy.Options, error) {
 	}
 	res, err := policy.Load(opts)
 	if err != nil {
+		return nil, opts, err
+	}
+	if err := res.Apply(p.rules, policy.WorkspaceRoot(opts.Dir)); err != nil {
 		return nil, opts, err
 	}
 	if p.debug {

@@ -47,6 +47,8 @@ func (s Source) Label() string {
 		return "file: " + s.Path
 	case KindBaseUser:
 		return "@base user config: " + s.Path
+	case KindCommandLine:
+		return "command line"
 	case KindBaseDefault:
 		return "@base builtin default (no config loaded from " + s.Path + ")"
 	}

@@ -21,8 +21,10 @@ type CommandRule struct {
 	Origin string   `json:"origin"` // where it was written
 	// Builtin marks the builtin defaults: commands that cannot work in
 	// the sandbox anyway (no capabilities, seccomp).
-	Builtin bool   `json:"builtin,omitempty"`
-	glob    []bool // which tokens hold glob characters
+	Builtin bool `json:"builtin,omitempty"`
+	// Firm marks a deny given as a policy flag: no command.allow lifts it.
+	Firm bool   `json:"firm,omitempty"`
+	glob []bool // which tokens hold glob characters
 }
 
 // IsGlob reports whether token k of the rule is a glob.
@@ -61,6 +63,9 @@ func (p *Policy) DecideCommand(argv []string) CommandDecision {
 		deny := &p.CommandDeny[i]
 		if !deny.match(name, argv[1:]) {
 			continue
+		}
+		if deny.Firm {
+			return CommandDecision{Rule: deny}
 		}
 		for j := range p.CommandAllow {
 			allow := &p.CommandAllow[j]

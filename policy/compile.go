@@ -18,6 +18,9 @@ type Env struct {
 	// Origin names where a list entry was written (Resolved.Origin), for
 	// messages; nil leaves rules without one.
 	Origin func(key, value string) string
+	// Firm says a list entry was given as a policy flag (Resolved.FromCommandLine);
+	// nil means none was.
+	Firm func(key, value string) bool
 }
 
 // Rule is one path rule with its meaning fixed: Pattern is absolute, with
@@ -290,7 +293,11 @@ func compileCommands(p *Policy, c Command, ssh SSH, env Env) {
 			p.CommandDeny[i].Builtin = true
 		}
 	}
+	firm := len(p.CommandDeny)
 	p.CommandDeny = append(p.CommandDeny, commandRules(c.Deny, origin("command.deny"))...)
+	for i := firm; i < len(p.CommandDeny) && env.Firm != nil; i++ {
+		p.CommandDeny[i].Firm = env.Firm("command.deny", p.CommandDeny[i].Text)
+	}
 	p.CommandAllow = commandRules(c.Allow, origin("command.allow"))
 	p.denyIndex = newCommandIndex(p.CommandDeny)
 	p.CommandDynamic = cmp.Or(c.Dynamic, "allow")

@@ -137,6 +137,11 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 	if o.GlobBudget == 0 {
 		o.GlobBudget = DefaultGlobBudget
 	}
+	for _, w := range p.Write {
+		if w.Pattern == "/" {
+			return nil, fmt.Errorf("%s: fence cannot make the whole root writable (it would bury the sandbox's own /tmp, /dev and /proc); name the directories, or run with --mode full", w.Origin)
+		}
+	}
 	degraded := o.Degraded
 	if degraded == "" {
 		degraded = "refuse"

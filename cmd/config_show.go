@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -11,6 +12,8 @@ import (
 type showOptions struct {
 	policy    *policyFlags
 	jsonChain bool
+	effective bool
+	json      bool
 }
 
 func newConfigShowCmd(pf *policyFlags, stdout, stderr io.Writer) *cobra.Command {
@@ -22,15 +25,24 @@ func newConfigShowCmd(pf *policyFlags, stdout, stderr io.Writer) *cobra.Command 
 		RunE:  func(*cobra.Command, []string) error { return o.run(stdout, stderr) },
 	}
 	c.Flags().BoolVar(&o.jsonChain, "json-chain", false, "also print the chain as a JSON array on stderr")
+	c.Flags().BoolVar(&o.effective, "effective", false, "print the policy as enforced: fence's defaults and protections included, paths absolute")
+	c.Flags().BoolVar(&o.json, "json", false, "with --effective, mark each entry with its rule and source")
 	return c
 }
 
 func (o *showOptions) run(stdout, stderr io.Writer) error {
-	res, _, err := o.policy.load()
+	if o.json && !o.effective {
+		return errors.New("--json goes with --effective (plain config show prints JSON already)")
+	}
+	res, opts, err := o.policy.load()
 	if err != nil {
 		return err
 	}
-	if _, err := stdout.Write(res.Config.JSON()); err != nil {
+	out := res.Config.JSON()
+	if o.effective {
+		out = compileResolved(res, opts).Effective().JSON(o.json)
+	}
+	if _, err := stdout.Write(out); err != nil {
 		return fmt.Errorf("write config: %w", err)
 	}
 	io.WriteString(stderr, res.Chain.String())

@@ -76,16 +76,25 @@ func compilePolicy(pf *policyFlags) (*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
+	return compileResolved(res, opts), nil
+}
+
+// compileResolved fixes the meaning of a loaded policy for this directory.
+func compileResolved(res *policy.Resolved, opts policy.Options) *policy.Policy {
 	return policy.Compile(res.Config, policy.Env{
 		Dir: opts.Dir, Home: opts.Home, UserConfigDir: opts.UserConfigDir, ConfigFiles: res.Files,
-		Origin: func(key, value string) string {
-			if o, ok := res.Origin(key, value); ok {
-				return o.Source.Label()
-			}
-			return ""
-		},
-		Firm: res.FromCommandLine,
-	}), nil
+		Origin: originOf(res), Firm: res.FromCommandLine,
+	})
+}
+
+// originOf names where a list entry of the loaded policy was written.
+func originOf(res *policy.Resolved) func(key, value string) string {
+	return func(key, value string) string {
+		if o, ok := res.Origin(key, value); ok {
+			return o.Source.Label()
+		}
+		return ""
+	}
 }
 
 // planFor plans the command under a compiled policy.

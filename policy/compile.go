@@ -102,6 +102,9 @@ type Policy struct {
 	RuntimeExec string `json:"runtimeExec"`
 
 	denyIndex commandIndex
+	// domainOrigins names where each normalised domain rule was written,
+	// keyed by "network.allowedDomains\x00rule".
+	domainOrigins map[string]string
 }
 
 // The proxies' default ports on the sandbox's loopback.
@@ -154,6 +157,7 @@ func Compile(c Config, env Env) *Policy {
 	if localOutbound := c.Network.AllowLocalOutbound; localOutbound != nil && *localOutbound || localOutbound == nil && c.Network.AllowLocalBinding {
 		p.LocalOutboundPorts = c.Network.AllowLocalOutboundPorts
 	}
+	p.domainOrigins = domainOrigins(c.Network, env)
 	compileCommands(p, c.Command, c.SSH, env)
 	if p.DeviceMode == "" || p.DeviceMode == "auto" {
 		p.DeviceMode = "minimal"
@@ -304,4 +308,18 @@ func compileCommands(p *Policy, c Command, ssh SSH, env Env) {
 	p.SSH = compileSSH(ssh, origin)
 	p.SharedBinariesAccepted = c.AcceptSharedBinaryCannotRuntimeDeny
 	p.RuntimeExec = cmp.Or(c.RuntimeExecPolicy, "path")
+}
+
+// domainOrigins maps each normalised domain rule to where it was written.
+func domainOrigins(n Network, env Env) map[string]string {
+	out := map[string]string{}
+	if env.Origin == nil {
+		return out
+	}
+	for key, rules := range map[string][]string{"network.allowedDomains": n.AllowedDomains, "network.deniedDomains": n.DeniedDomains} {
+		for i, norm := range normalizeRules(rules) {
+			out[key+"\x00"+norm] = env.Origin(key, rules[i])
+		}
+	}
+	return out
 }

@@ -75,7 +75,7 @@ func (p *policyFlags) load() (*policy.Resolved, policy.Options, error) {
 	if err != nil {
 		return nil, opts, err
 	}
-	if err := res.Apply(p.rules, policy.WorkspaceRoot(opts.Dir)); err != nil {
+	if err := res.Apply(p.rules, opts.Dir); err != nil {
 		return nil, opts, err
 	}
 	if p.debug {

@@ -246,38 +246,23 @@ func darwinPath(p string) string {
 
 // sbplString quotes s as an SBPL string literal: backslashes, quotes and
 // control characters escaped, so no path can end the string early.
-func sbplString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+func sbplString(s string) string { return sbplQuote(`"`, s, true) }
 
 // sbplRegex writes a regular expression as an SBPL regex literal. The
 // expression's own escapes stay; quotes and control characters become
 // regex escapes, so the literal cannot end early.
-func sbplRegex(re string) string {
+func sbplRegex(re string) string { return sbplQuote(`#"`, re, false) }
+
+// sbplQuote writes s between open and a closing quote, escaping quotes
+// and control characters, and backslashes when escapeBackslash is set.
+func sbplQuote(open, s string, escapeBackslash bool) string {
 	var b strings.Builder
-	b.WriteString(`#"`)
-	for _, r := range re {
+	b.WriteString(open)
+	for _, r := range s {
 		switch {
-		case r == '"':
-			b.WriteString(`\"`)
+		case r == '"' || r == '\\' && escapeBackslash:
+			b.WriteByte('\\')
+			b.WriteRune(r)
 		case r == '\n':
 			b.WriteString(`\n`)
 		case r == '\t':

@@ -108,6 +108,16 @@ func TestEscaping(t *testing.T) {
 			t.Errorf("sbplString(%q) = %s, want %s", in, got, want)
 		}
 	}
+	for in, want := range map[string]string{
+		`^/a\.b$`:  `#"^/a\.b$"`,
+		`^/a"b$`:   `#"^/a\"b$"`,
+		"^/a\tb\n": `#"^/a\tb\n"`,
+		"^/a\x01$": `#"^/a\x01$"`,
+	} {
+		if got := sbplRegex(in); got != want {
+			t.Errorf("sbplRegex(%q) = %s, want %s", in, got, want)
+		}
+	}
 	p := Profile(policy.Compile(edgeCases["odd-paths"], testEnv), testOptions)
 	if strings.Contains(p, "(allow default") && !strings.Contains(p, `ev\"il) (allow default`) {
 		t.Errorf("a path broke out of its string:\n%s", p)

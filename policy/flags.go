@@ -41,8 +41,8 @@ func (f Flags) IsZero() bool {
 // Apply layers f over the resolved config: the mode first replaces the
 // config's allowWrite, --no-network empties every network allowance, and
 // the rest are appended as if a file at the head of the chain held them.
-// workspace is the root that workspace-write opens (see WorkspaceRoot).
-func (r *Resolved) Apply(f Flags, workspace string) error {
+// dir is the working directory; workspace-write opens WorkspaceRoot(dir).
+func (r *Resolved) Apply(f Flags, dir string) error {
 	if f.IsZero() {
 		return nil
 	}
@@ -54,7 +54,7 @@ func (r *Resolved) Apply(f Flags, workspace string) error {
 	case ModeReadOnly:
 		cfg.Filesystem.AllowWrite = nil
 	case ModeWorkspaceWrite:
-		cfg.Filesystem.AllowWrite = []string{workspace}
+		cfg.Filesystem.AllowWrite = []string{WorkspaceRoot(dir)}
 	case ModeFull:
 		cfg.Filesystem.AllowWrite = fullWriteRoots()
 	}

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -117,5 +119,19 @@ func TestApplyFlagsRefuses(t *testing.T) {
 				t.Errorf("Apply = %v, want an error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestWorkspaceRoot(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(repo, "a", "b")
+	plain := t.TempDir()
+	for dir, want := range map[string]string{repo: repo, sub: repo, plain: plain} {
+		if got := WorkspaceRoot(dir); got != want {
+			t.Errorf("WorkspaceRoot(%s) = %s, want %s", dir, got, want)
+		}
 	}
 }

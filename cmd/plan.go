@@ -82,7 +82,7 @@ func compilePolicy(pf *policyFlags) (*policy.Policy, error) {
 // compileResolved fixes the meaning of a loaded policy for this directory.
 func compileResolved(res *policy.Resolved, opts policy.Options) *policy.Policy {
 	return policy.Compile(res.Config, policy.Env{
-		Dir: opts.Dir, Home: opts.Home, UserConfigDir: opts.UserConfigDir, ConfigFiles: res.Files,
+		Dir: opts.Dir, Root: policy.WorkspaceRoot(opts.Dir), Home: opts.Home, UserConfigDir: opts.UserConfigDir, ConfigFiles: res.Files,
 		Origin: originOf(res), Firm: res.FromCommandLine,
 	})
 }

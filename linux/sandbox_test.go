@@ -216,6 +216,29 @@ func TestFilesystemPolicy(t *testing.T) {
 	}
 }
 
+// TestRepositoryAroundWorkingDir runs in a subdirectory of a repository
+// with the whole repository writable: its hooks and .git/config must stay
+// read-only, since git runs them outside any sandbox.
+func TestRepositoryAroundWorkingDir(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": [".."]}}`)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := w.command(ctx, nil, "-c", `for f in ../.git/hooks/pre-commit ../.git/config; do echo x >> $f || echo "denied $f"; done; echo ok > ../fine && cat ../fine`)
+			cmd.Dir = w.ws + "/sub"
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			want := `(?s)hooks/pre-commit: Read-only file system.*denied ../.git/hooks/pre-commit.*config: Read-only file system.*denied ../.git/config.*ok`
+			if !regexp.MustCompile(want).Match(out) {
+				t.Errorf("output does not match %q:\n%s", want, out)
+			}
+		})
+	}
+}
+
 func check(t *testing.T, r result, code int, stdout, stderr string) {
 	t.Helper()
 	if r.code != code {

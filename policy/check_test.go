@@ -63,3 +63,26 @@ func BenchmarkCheckPath(b *testing.B) {
 		i++
 	}
 }
+
+// TestCheckPathBelowRoot runs in a subdirectory of a repository whose
+// whole tree is writable: the repository's hooks stay protected.
+func TestCheckPathBelowRoot(t *testing.T) {
+	p := Compile(Config{Filesystem: Filesystem{AllowWrite: []string{"/r"}}}, Env{Dir: "/r/a/b", Root: "/r", Home: "/h"})
+	tests := []struct {
+		path    string
+		allowed bool
+		rule    string
+	}{
+		{"/r/.git/hooks/pre-commit", false, "mandatory.workspace"},
+		{"/r/a/.vscode/settings.json", false, "mandatory.workspace"},
+		{"/r/a/b/.mcp.json", false, "mandatory.workspace"},
+		{"/r/.git/config", false, "mandatory.gitConfig"},
+		{"/r/src/main.go", true, "filesystem.allowWrite"},
+		{"/other/.git/hooks/x", false, "filesystem.allowWrite"},
+	}
+	for _, tt := range tests {
+		if d := p.CheckPath("write", tt.path, tt.path); d.Allowed != tt.allowed || d.Rule != tt.rule {
+			t.Errorf("write %s = %v %s, want %v %s", tt.path, d.Allowed, d.Rule, tt.allowed, tt.rule)
+		}
+	}
+}

@@ -11,7 +11,11 @@ import (
 // directory (the workspace), the user's home, and the config files that
 // produced the policy.
 type Env struct {
-	Dir           string
+	Dir string
+	// Root is the workspace root (the git top level) when Dir lies below
+	// it; the files that run code or change policy are protected in every
+	// directory from Dir up to Root. Empty means Dir.
+	Root          string
 	Home          string
 	UserConfigDir string
 	ConfigFiles   []string
@@ -195,11 +199,13 @@ func mandatoryDenyWrite(c Config, env Env, exp expander) []Rule {
 			add(path.Join(dir, f), "always protected: shell startup file", "mandatory.shellStartup")
 		}
 	}
-	for _, f := range workspaceProtected {
-		add(path.Join(env.Dir, f), "always protected: runs code or changes policy", "mandatory.workspace")
-	}
-	if !c.Filesystem.AllowGitConfig {
-		add(path.Join(env.Dir, ".git/config"), "always protected: .git/config (set filesystem.allowGitConfig to lift)", "mandatory.gitConfig")
+	for _, dir := range workspaceDirs(env) {
+		for _, f := range workspaceProtected {
+			add(path.Join(dir, f), "always protected: runs code or changes policy", "mandatory.workspace")
+		}
+		if !c.Filesystem.AllowGitConfig {
+			add(path.Join(dir, ".git/config"), "always protected: .git/config (set filesystem.allowGitConfig to lift)", "mandatory.gitConfig")
+		}
 	}
 	for _, f := range env.ConfigFiles {
 		add(f, "always protected: config file in the chain", "mandatory.configFile")
@@ -208,6 +214,24 @@ func mandatoryDenyWrite(c Config, env Env, exp expander) []Rule {
 		add(f, OriginConfigPath, "mandatory.configPath")
 	}
 	return dedupeRules(out)
+}
+
+// workspaceDirs are Dir and each directory above it up to Root: a command
+// run in a subdirectory must not reach the hooks of the repository
+// around it.
+func workspaceDirs(env Env) []string {
+	out := []string{path.Clean(env.Dir)}
+	root := path.Clean(env.Root)
+	if env.Root == "" || !strings.HasPrefix(out[0], root+"/") {
+		return out
+	}
+	for dir := path.Dir(out[0]); strings.HasPrefix(dir, root); dir = path.Dir(dir) {
+		out = append(out, dir)
+		if dir == root {
+			break
+		}
+	}
+	return out
 }
 
 // configCandidates are the files config discovery would read: fence.jsonc

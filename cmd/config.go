@@ -18,6 +18,8 @@ func newConfigCmd(pf *policyFlags, stdout, stderr io.Writer) *cobra.Command {
 		newConfigShowCmd(pf, stdout, stderr),
 		newConfigInitCmd(pf, stdout, stderr),
 		newConfigLintCmd(pf, stderr),
+		newConfigGrantCmd("allow", pf, stderr),
+		newConfigGrantCmd("deny", pf, stderr),
 		&cobra.Command{
 			Use:   "schema",
 			Short: "Print the JSON Schema of fence.jsonc",

@@ -118,14 +118,7 @@ func urlDecision(pol *policy.Policy, raw string) (policy.Decision, error) {
 		port = map[string]string{"http": "80", "https": "443", "ssh": "22"}[u.Scheme]
 	}
 	nd := pol.DecideHostPort(u.Hostname(), port)
-	d := policy.Decision{Allowed: nd.Allowed || pol.HostNetwork && nd.Rule == "", Access: "url", Requested: raw, Path: net.JoinHostPort(nd.Host, port), Rule: nd.Reason}
-	if nd.Rule != "" {
-		d.Rule = nd.Rule
-	}
-	if !d.Allowed {
-		d.Suggestion = "add the host to network.allowedDomains"
-	}
-	return d, nil
+	return pol.NetworkDecision("url", raw, net.JoinHostPort(nd.Host, port), nd), nil
 }
 
 // checkStream answers queries line by line, flushing each answer, so

@@ -44,6 +44,10 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--", "/etc/hostname"}, 126},
 		{[]string{}, 125},
 		{[]string{"--version"}, 0},
+		{[]string{"check", "read", "broad.jsonc"}, 0},
+		{[]string{"check", "write", "/usr/bin/x"}, 1},
+		{[]string{"check", "frobnicate", "x"}, 125},
+		{[]string{"config", "allow", "read", "/etc/shadow", "--file", "/etc/fence.jsonc"}, 125},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer

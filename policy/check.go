@@ -57,7 +57,7 @@ func (p *Policy) checkRead(d Decision) Decision {
 	if p.ReadMode == ReadStrict {
 		key = "filesystem.strictDenyRead"
 	}
-	return d.denyDefault(key, "add the path to filesystem.allowRead")
+	return d.denyDefault(key, "add the path to filesystem.allowRead: fence config allow read "+d.Path)
 }
 
 func (p *Policy) checkWrite(d Decision) Decision {
@@ -70,7 +70,7 @@ func (p *Policy) checkWrite(d Decision) Decision {
 	if under(d.Path, "/tmp") && !p.boundReadOnly(d.Path) {
 		return d.allowDefault("sandbox.privateTmp")
 	}
-	return d.denyDefault("filesystem.allowWrite", "add the path to filesystem.allowWrite")
+	return d.denyDefault("filesystem.allowWrite", "add the path to filesystem.allowWrite: fence config allow write "+d.Path)
 }
 
 // boundReadOnly reports whether path, under /tmp, is in something the

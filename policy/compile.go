@@ -175,7 +175,9 @@ func Compile(c Config, env Env) *Policy {
 		p.Read = append(exp.rules(SystemReadPaths, "default-deny system path", false), exp.rules(ToolchainReadPaths, "default-deny toolchain path", false)...)
 	}
 	if p.ReadMode != ReadOpen {
-		p.Read = append(p.Read, exp.rule(".", "the working directory", false))
+		wd := exp.rule(".", "the working directory", false)
+		wd.Key = keyOfDefault(wd.Origin)
+		p.Read = append(p.Read, wd)
 		p.Read = append(p.Read, exp.rules(fs.AllowRead, "filesystem.allowRead", false)...)
 	}
 	p.Execute = exp.rules(fs.AllowExecute, "filesystem.allowExecute", false)

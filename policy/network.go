@@ -20,6 +20,42 @@ type NetDecision struct {
 	Host    string `json:"host"` // normalised
 	Rule    string `json:"rule,omitempty"`
 	Reason  string `json:"reason"`
+	// Key and Pattern are Rule in parts: the list ("network.deniedDomains")
+	// and the entry of it that matched.
+	Key     string `json:"-"`
+	Pattern string `json:"-"`
+}
+
+func domainDecision(allowed bool, host, key, pattern, reason string) NetDecision {
+	return NetDecision{Allowed: allowed, Host: host, Rule: key + ` "` + pattern + `"`, Key: key, Pattern: pattern, Reason: reason}
+}
+
+// NetworkDecision turns a verdict on a connection to target (host:port)
+// into the shape `fence check` and reports share, naming the list, the
+// entry that decided and where the entry was written.
+func (p *Policy) NetworkDecision(access, requested, target string, nd NetDecision) Decision {
+	d := Decision{Allowed: nd.Allowed || p.HostNetwork && nd.Rule == "", Access: access, Requested: requested, Path: target, Rule: nd.Rule}
+	switch {
+	case nd.Key != "":
+		d.Rule, d.Pattern, d.Source = nd.Key, &nd.Pattern, p.domainOrigins[nd.Key+"\x00"+nd.Pattern]
+	case nd.Rule == "" && p.HostNetwork:
+		d.Rule = "network.allowedDomains"
+		d.Pattern = new(string)
+		*d.Pattern = "*"
+	case nd.Rule == "":
+		d.Rule = "network.allowedDomains"
+	}
+	if !d.Allowed {
+		switch {
+		case nd.Key == "network.deniedDomains":
+			d.Suggestion = "remove the entry from network.deniedDomains if the command needs the host"
+		case nd.Rule != "":
+			d.Suggestion = nd.Reason
+		default:
+			d.Suggestion = "add the host to network.allowedDomains: fence config allow domain " + nd.Host
+		}
+	}
+	return d
 }
 
 // NormalizeHost lowercases a host name, drops a trailing dot and turns
@@ -46,10 +82,10 @@ func (p *Policy) DecideHost(host string) NetDecision {
 		return NetDecision{Host: host, Reason: err.Error()}
 	}
 	if rule, ok := matchDomain(p.DeniedDomains, h); ok {
-		return NetDecision{Host: h, Rule: `network.deniedDomains "` + rule + `"`, Reason: "denied by network.deniedDomains"}
+		return domainDecision(false, h, "network.deniedDomains", rule, "denied by network.deniedDomains")
 	}
 	if rule, ok := matchDomain(p.AllowedDomains, h); ok {
-		return NetDecision{Allowed: true, Host: h, Rule: `network.allowedDomains "` + rule + `"`, Reason: "allowed"}
+		return domainDecision(true, h, "network.allowedDomains", rule, "allowed")
 	}
 	return NetDecision{Host: h, Reason: "not in network.allowedDomains"}
 }
@@ -59,7 +95,7 @@ func (p *Policy) DecideHost(host string) NetDecision {
 // work through the proxy for the hosts the ssh rules allow.
 func (p *Policy) DecideHostPort(host, port string) NetDecision {
 	d := p.DecideHost(host)
-	if d.Allowed || port != "22" || !p.SSH.Enabled || strings.HasPrefix(d.Rule, "network.deniedDomains") {
+	if d.Allowed || port != "22" || !p.SSH.Enabled || d.Key == "network.deniedDomains" {
 		return d
 	}
 	if ok, _ := p.SSH.DecideSSHHost(d.Host); ok {
@@ -74,11 +110,11 @@ func (p *Policy) DecideHostPort(host, port string) NetDecision {
 func (p *Policy) DecideAddr(host string, addr netip.Addr) NetDecision {
 	addr = addr.Unmap()
 	if rule, ok := matchDomain(p.DeniedDomains, addr.String()); ok {
-		return NetDecision{Host: host, Rule: `network.deniedDomains "` + rule + `"`, Reason: fmt.Sprintf("resolves to %s, which network.deniedDomains denies", addr)}
+		return domainDecision(false, host, "network.deniedDomains", rule, fmt.Sprintf("resolves to %s, which network.deniedDomains denies", addr))
 	}
 	for _, m := range MetadataAddrs {
 		if addr == m && !containsAddr(p.AllowedDomains, addr) {
-			return NetDecision{Host: host, Reason: fmt.Sprintf("resolves to %s, the cloud metadata address, which only an allowedDomains entry naming the address itself can allow", addr)}
+			return NetDecision{Host: host, Rule: "sandbox.metadataAddress", Reason: fmt.Sprintf("resolves to %s, the cloud metadata address, which only an allowedDomains entry naming the address itself can allow", addr)}
 		}
 	}
 	return NetDecision{Allowed: true, Host: host, Reason: "allowed"}

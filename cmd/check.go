@@ -94,17 +94,8 @@ func decide(pol *policy.Policy, dir string, q query) (policy.Decision, error) {
 }
 
 func commandDecision(pol *policy.Policy, s string) policy.Decision {
-	v := sandbox.PreflightShell(pol, s)
-	d := policy.Decision{Allowed: !v.Blocked, Access: "command", Requested: s, Rule: "command"}
-	switch {
-	case v.Rule != nil:
-		d.Rule, d.Pattern, d.Source = "command.deny", &v.Rule.Text, v.Rule.Origin
-		if v.Rule.Builtin {
-			d.Rule, d.Pattern = "command.useDefaults", &v.Rule.Text
-		}
-	case v.Blocked:
-		d.Rule, d.Suggestion = "command.dynamic", v.Message()
-	}
+	d := sandbox.PreflightShell(pol, s).Decision()
+	d.Requested = s
 	return d
 }
 

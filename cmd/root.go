@@ -65,6 +65,8 @@ type runOptions struct {
 	monitor  bool     // -m
 	ports    []string // -p
 	degraded string   // --degraded
+	report   string   // --report
+	audit    string   // --audit
 	stderr   io.Writer
 }
 
@@ -91,29 +93,57 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.BoolVarP(&o.monitor, "monitor", "m", false, "report each connection the proxies refuse as it happens, and a count at exit")
 	f.StringArrayVarP(&o.ports, "port", "p", nil, "expose a sandbox port on the host loopback, as [ADDR:]PORT (repeatable)")
 	f.StringVar(&o.degraded, "degraded", "refuse", "when the kernel cannot enforce all of the policy: refuse, or warn and run")
+	f.StringVar(&o.report, "report", "", "write a JSON report to `FILE` at exit: the command, its exit code, the policy chain and every denial fence saw")
+	f.StringVar(&o.audit, "audit", "", "append one JSON line per denial to `FILE` (as audit.file in the policy does), rotated daily")
 	root.AddCommand(newConfigCmd(o.policy, stdout, stderr), newTemplatesCmd(stdout), newPlanCmd(o.policy, stdout), newDoctorCmd(stdout), newSSHProxyCmd(os.Stdin, stdout), newCheckCmd(o.policy, os.Stdin, stdout))
 	return root
 }
 
 func (o *runOptions) run(args []string) error {
+	if o.report == "" {
+		return o.execute(args, nil)
+	}
+	rep := newRunReport(args, o.shell)
+	err := o.execute(args, rep)
+	rep.finish(err)
+	if werr := rep.write(o.report); werr != nil {
+		fmt.Fprintf(o.stderr, "fence: warning: %v\n", werr)
+	}
+	return err
+}
+
+// execute runs the command, filling in rep (which may be nil) as it goes.
+func (o *runOptions) execute(args []string, rep *runReport) error {
 	if o.shell == "" && len(args) == 0 {
 		return errors.New("no command given: use \"fence -- command args\" or \"fence -c 'shell string'\"")
 	}
 	if o.degraded != "refuse" && o.degraded != "warn" {
 		return fmt.Errorf("--degraded %q: want refuse or warn", o.degraded)
 	}
-	pol, err := compilePolicy(o.policy)
+	res, opts, err := o.policy.load()
 	if err != nil {
 		return err
 	}
+	if o.audit != "" {
+		res.Config.Audit.File = o.audit
+	}
+	pol := compileResolved(res, opts)
+	rec, err := o.recorder(pol, rep)
+	if err != nil {
+		return err
+	}
+	if rep != nil {
+		rep.Chain, rep.rec = res.Chain, rec
+	}
 	if v := preflight(pol, args, o.shell); v.Blocked {
+		rec.Command(sandbox.LayerPreflight, v)
 		return &exitError{code: sandbox.ExitFenceError, msg: v.Message()}
 	}
 	plan, err := planFor(pol, args, o.shell, o.degraded)
 	if err != nil {
 		return err
 	}
-	plan.Monitor = o.monitor
+	plan.Monitor, plan.Recorder = o.monitor, rec
 	if err := addForwards(plan, o.ports); err != nil {
 		return err
 	}
@@ -139,6 +169,28 @@ func (o *runOptions) run(args []string) error {
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// recorder collects denials when a report or an audit log wants them,
+// and is nil otherwise. An audit log fence cannot open stops the run:
+// the policy asked for a record of every denial.
+func (o *runOptions) recorder(pol *policy.Policy, rep *runReport) (*sandbox.Recorder, error) {
+	if rep == nil && pol.AuditFile == "" {
+		return nil, nil
+	}
+	rec := &sandbox.Recorder{Policy: pol}
+	if pol.AuditFile != "" {
+		log, err := sandbox.OpenAudit(pol.AuditFile)
+		if err != nil {
+			return nil, err
+		}
+		rec.Sink = func(d sandbox.Denial) {
+			if err := log.Append(d); err != nil {
+				fmt.Fprintf(o.stderr, "fence: warning: %v\n", err)
+			}
+		}
+	}
+	return rec, nil
 }
 
 // addForwards adds the -p ports to the plan.

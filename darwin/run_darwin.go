@@ -31,7 +31,7 @@ func Run(p *policy.Policy, plan *sandbox.Plan, stderr io.Writer) (int, error) {
 		return sandbox.ExitFenceError, fmt.Errorf("create private TMPDIR: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	listeners, err := listenProxies(p)
+	listeners, err := listenProxies(p, plan.Recorder)
 	if err != nil {
 		return sandbox.ExitFenceError, err
 	}
@@ -70,8 +70,11 @@ func Run(p *policy.Policy, plan *sandbox.Plan, stderr io.Writer) (int, error) {
 	return ws.ExitStatus(), nil
 }
 
-func listenProxies(p *policy.Policy) ([]net.Listener, error) {
+func listenProxies(p *policy.Policy, rec *sandbox.Recorder) ([]net.Listener, error) {
 	srv := &proxy.Server{Policy: p}
+	if rec != nil {
+		srv.Log = func(e proxy.Event) { rec.Network(e.Proto, e.Target, e.Decision) }
+	}
 	var ls []net.Listener
 	for range 2 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")

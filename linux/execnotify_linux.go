@@ -100,6 +100,7 @@ func judgeExecs(notify *os.File, plan *sandbox.Plan, stderr io.Writer) {
 			resp = seccompNotifResp{ID: n.ID, Error: -int32(unix.EPERM)}
 		default:
 			if v := sandbox.PreflightArgv(plan.ExecRules, argv); v.Blocked {
+				plan.Recorder.Command(sandbox.LayerExec, v)
 				fmt.Fprintf(stderr, "fence: %s (at exec)\n", v.Message())
 				resp = seccompNotifResp{ID: n.ID, Error: -int32(unix.EPERM)}
 			}

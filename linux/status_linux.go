@@ -123,10 +123,13 @@ func serveProxies(plan *sandbox.Plan, listeners []net.Listener, stderr io.Writer
 	}
 	srv := &proxy.Server{Policy: &policy.Policy{AllowedDomains: plan.Proxy.AllowedDomains, DeniedDomains: plan.Proxy.DeniedDomains, SSH: plan.Proxy.SSH}}
 	var blocked atomic.Int64
-	if plan.Monitor {
+	if plan.Monitor || plan.Recorder != nil {
 		srv.Log = func(e proxy.Event) {
 			blocked.Add(1)
-			fmt.Fprintf(stderr, "fence: %s\n", e)
+			plan.Recorder.Network(e.Proto, e.Target, e.Decision)
+			if plan.Monitor {
+				fmt.Fprintf(stderr, "fence: %s\n", e)
+			}
 		}
 	}
 	go srv.ServeHTTP(listeners[0])

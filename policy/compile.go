@@ -104,6 +104,9 @@ type Policy struct {
 	SSH SSHPolicy `json:"ssh,omitzero"`
 	// RuntimeExec is "path" or "argv" (command.runtimeExecPolicy).
 	RuntimeExec string `json:"runtimeExec"`
+	// AuditFile gets a JSON line per denial (audit.file), absolute; empty
+	// for none.
+	AuditFile string `json:"auditFile,omitempty"`
 
 	denyIndex commandIndex
 	// domainOrigins names where each normalised domain rule was written,
@@ -161,6 +164,9 @@ func Compile(c Config, env Env) *Policy {
 	if localOutbound := c.Network.AllowLocalOutbound; localOutbound != nil && *localOutbound || localOutbound == nil && c.Network.AllowLocalBinding {
 		p.LocalOutboundPorts = c.Network.AllowLocalOutboundPorts
 	}
+	if c.Audit.File != "" {
+		p.AuditFile = Expand(c.Audit.File, env.Dir, env.Home)
+	}
 	p.domainOrigins = domainOrigins(c.Network, env)
 	compileCommands(p, c.Command, c.SSH, env)
 	if p.DeviceMode == "" || p.DeviceMode == "auto" {
@@ -211,6 +217,10 @@ func mandatoryDenyWrite(c Config, env Env, exp expander) []Rule {
 	}
 	for _, f := range env.ConfigFiles {
 		add(f, "always protected: config file in the chain", "mandatory.configFile")
+	}
+	if c.Audit.File != "" {
+		add(c.Audit.File, "always protected: the audit log", "mandatory.auditLog")
+		add(c.Audit.File+".*", "always protected: the audit log", "mandatory.auditLog")
 	}
 	for _, f := range configCandidates(env) {
 		add(f, OriginConfigPath, "mandatory.configPath")

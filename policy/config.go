@@ -18,6 +18,15 @@ type Config struct {
 	SSH        SSH        `json:"ssh,omitzero"`
 	MacOS      MacOS      `json:"macos,omitzero"`
 	Env        EnvVars    `json:"env,omitzero"`
+	Audit      Audit      `json:"audit,omitzero"`
+}
+
+// Audit says where fence logs what it refuses.
+type Audit struct {
+	// File gets one JSON line per denial; it is rotated daily, and rotated
+	// files older than seven days are removed. "~/" and relative paths are
+	// expanded as path rules are.
+	File string `json:"file,omitempty"`
 }
 
 // Network says which domains and local endpoints the sandbox may reach.

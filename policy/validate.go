@@ -65,6 +65,11 @@ func (p *parsed) validateScalars() error {
 	if c.Command.RuntimeExecPolicy != "" && !slices.Contains(RuntimeExecModes, c.Command.RuntimeExecPolicy) {
 		return p.errorf("command.runtimeExecPolicy", "%q is not a mode: want path or argv", c.Command.RuntimeExecPolicy)
 	}
+	if _, set := p.pos["audit.file"]; set {
+		if problem := checkAuditFile(c.Audit.File); problem != "" {
+			return p.errorf("audit.file", "%q %s", c.Audit.File, problem)
+		}
+	}
 	ports := map[string]int{"network.httpProxyPort": c.Network.HTTPProxyPort, "network.socksProxyPort": c.Network.SocksProxyPort}
 	for i, port := range c.Network.AllowLocalOutboundPorts {
 		ports[fmt.Sprintf("network.allowLocalOutboundPorts[%d]", i)] = port
@@ -75,6 +80,18 @@ func (p *parsed) validateScalars() error {
 		}
 	}
 	return nil
+}
+
+func checkAuditFile(f string) string {
+	switch {
+	case strings.TrimSpace(f) == "":
+		return "is empty: name a file, such as \"~/.local/state/fence/audit.jsonl\""
+	case hasGlob(f):
+		return "is a glob: name one file"
+	case strings.HasSuffix(f, "/"):
+		return "names a directory: name a file in it"
+	}
+	return ""
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -41,6 +41,9 @@ type Plan struct {
 	// installs the filter that asks.
 	ExecRules *policy.Policy `json:"-"`
 	ExecArgv  bool           `json:"execArgv,omitempty"`
+	// Recorder, when set, hears about every denial the supervisor sees
+	// (proxies, exec judging), for --report and the audit log.
+	Recorder *Recorder `json:"-"`
 	// Monitor reports refused connections as they happen.
 	Monitor  bool         `json:"monitor,omitempty"`
 	Globs    []GlobReport `json:"globs,omitempty"`

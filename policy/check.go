@@ -100,10 +100,30 @@ func (p *Policy) coveringAllow(path string) *Rule {
 	return nil
 }
 
+// firstCovering is the first of rules that covers path. It folds path
+// once for all the rules that fold case.
 func firstCovering(rules []Rule, path string) *Rule {
+	folded := ""
 	for i := range rules {
-		if Covers(rules[i].Pattern, path, rules[i].Fold) {
-			return &rules[i]
+		r := &rules[i]
+		if !r.Glob {
+			if coversPlain(r.Pattern, path, r.Fold) {
+				return r
+			}
+			continue
+		}
+		pattern, p := r.Pattern, path
+		if r.Fold {
+			if folded == "" {
+				folded = strings.ToLower(path)
+			}
+			pattern, p = r.folded, folded
+			if pattern == "" {
+				pattern = strings.ToLower(r.Pattern)
+			}
+		}
+		if coversGlob(pattern, p) {
+			return r
 		}
 	}
 	return nil

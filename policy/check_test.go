@@ -1,6 +1,11 @@
 package policy
 
-import "testing"
+import (
+	"path"
+	"testing"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
 
 func TestCheckPath(t *testing.T) {
 	p := Compile(Config{Filesystem: Filesystem{
@@ -83,6 +88,43 @@ func TestCheckPathBelowRoot(t *testing.T) {
 	for _, tt := range tests {
 		if d := p.CheckPath("write", tt.path, tt.path); d.Allowed != tt.allowed || d.Rule != tt.rule {
 			t.Errorf("write %s = %v %s, want %v %s", tt.path, d.Allowed, d.Rule, tt.allowed, tt.rule)
+		}
+	}
+}
+
+// TestMayCoverIsNecessary: the quick test in front of the glob matcher
+// never turns away a path the matcher covers.
+func TestMayCoverIsNecessary(t *testing.T) {
+	patterns := []string{
+		"/w/**", "/w/**/.env", "/w/**/*.pem", "/h/.ssh/id_*", "/w/sub/**/secret", "/w/{a,b}/x", "/w/[ab]/c",
+		"/**/.git/hooks", "/w/*/node_modules", `/w/a\*b`, "/w/**/x/", "/w?/y", "/", "/w/.env*", "/w/**/*",
+		"/w/**/*.{pem,key}", "/w/**/*[ab]", `/w/**/*\*x`, "/w/**/id_?sa",
+	}
+	paths := []string{
+		"/w", "/w/", "/w/.env", "/w/a/.env", "/w/a/.env/b", "/w/a/.envx", "/w/x.pem", "/w/a/b/c.pem/d",
+		"/h/.ssh/id_rsa", "/h/.ssh/id_rsa/x", "/w/sub/secret", "/w/sub/a/secret/b", "/w/a/x", "/w/b/x/y",
+		"/w/a/c", "/r/.git/hooks/pre-commit", "/w/p/node_modules/q", `/w/a*b`, "/w/a/x", "/wz/y", "/x",
+		"/w/.envrc", "/w/sub", "/", "/w/q/x",
+		"/w/k/a.key", "/w/k/a.key/z", "/w/k/qb", "/w/k/q*x", "/w/k/qx", "/w/id_rsa", "/w/k/id_dsa/x",
+	}
+	for _, pat := range patterns {
+		for _, p := range paths {
+			full := false
+			for q := p; ; q = path.Dir(q) {
+				if ok, _ := doublestar.Match(pat, q); ok {
+					full = true
+					break
+				}
+				if path.Dir(q) == q {
+					break
+				}
+			}
+			if full && !mayCover(pat, p) {
+				t.Errorf("mayCover(%q, %q) = false, but the pattern covers the path", pat, p)
+			}
+			if got := coversGlob(pat, p); got != full {
+				t.Errorf("coversGlob(%q, %q) = %v, want %v", pat, p, got, full)
+			}
 		}
 	}
 }

@@ -42,6 +42,8 @@ type Rule struct {
 	Key    string `json:"key,omitempty"`
 	Text   string `json:"text,omitempty"`
 	Source string `json:"source,omitempty"`
+
+	folded string // Pattern in lower case, for matching when Fold
 }
 
 // ReadMode says which paths are readable before denyRead applies.
@@ -267,7 +269,11 @@ type expander struct{ env Env }
 
 func (e expander) rule(pattern, origin string, fold bool) Rule {
 	abs := Expand(pattern, e.env.Dir, e.env.Home)
-	return Rule{Pattern: abs, Glob: hasGlob(abs), Fold: fold, Origin: origin}
+	r := Rule{Pattern: abs, Glob: hasGlob(abs), Fold: fold, Origin: origin}
+	if fold {
+		r.folded = strings.ToLower(abs)
+	}
+	return r
 }
 
 func (e expander) rules(patterns []string, key string, fold bool) []Rule {
@@ -304,7 +310,7 @@ func keyOfDefault(origin string) string {
 
 func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
 
-func hasGlob(p string) bool { return strings.ContainsAny(p, "*?[{\\") }
+func hasGlob(p string) bool { return indexMeta(p) >= 0 }
 
 func dedupeRules(rules []Rule) []Rule {
 	seen := map[string]bool{}

@@ -10,7 +10,9 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -35,19 +37,21 @@ func newCheckCmd(pf *policyFlags, stdin io.Reader, stdout io.Writer) *cobra.Comm
 				return err
 			}
 			dir, _ := os.Getwd()
-			var decisions []policy.Decision
+			var denied bool
 			if o.stdin {
-				decisions, err = checkStream(pol, dir, stdin, stdout, o.json)
+				denied, err = checkStream(pol, dir, stdin, stdout)
 			} else {
+				var decisions []policy.Decision
 				decisions, err = checkArgs(pol, dir, args)
 				if err == nil {
 					printDecisions(stdout, decisions, o.json)
 				}
+				denied = slices.ContainsFunc(decisions, func(d policy.Decision) bool { return !d.Allowed })
 			}
 			if err != nil {
 				return err
 			}
-			if slices.ContainsFunc(decisions, func(d policy.Decision) bool { return !d.Allowed }) {
+			if denied {
 				return &exitError{code: 1}
 			}
 			return nil
@@ -59,12 +63,13 @@ func newCheckCmd(pf *policyFlags, stdin io.Reader, stdout io.Writer) *cobra.Comm
 }
 
 func checkArgs(pol *policy.Policy, dir string, args []string) ([]policy.Decision, error) {
+	res := newResolver(dir)
 	if len(args) < 2 {
 		return nil, errors.New(`want "check read|write|exec PATH...", "check command STRING" or "check url URL"`)
 	}
 	var out []policy.Decision
 	for _, a := range args[1:] {
-		d, err := decide(pol, dir, query{Access: args[0], Path: a, Command: a, URL: a})
+		d, err := decide(pol, res, query{Access: args[0], Path: a, Command: a, URL: a})
 		if err != nil {
 			return nil, err
 		}
@@ -81,14 +86,14 @@ type query struct {
 	URL     string `json:"url"`
 }
 
-func decide(pol *policy.Policy, dir string, q query) (policy.Decision, error) {
+func decide(pol *policy.Policy, res *resolver, q query) (policy.Decision, error) {
 	switch {
 	case q.Access == "command" || q.Access == "" && q.Command != "":
 		return commandDecision(pol, q.Command), nil
 	case q.Access == "url" || q.Access == "" && q.URL != "":
 		return urlDecision(pol, q.URL)
 	case slices.Contains(policy.Accesses, q.Access):
-		return pol.CheckPath(q.Access, q.Path, sandbox.ResolvePath(q.Path, dir)), nil
+		return pol.CheckPath(q.Access, q.Path, res.resolve(q.Path)), nil
 	}
 	return policy.Decision{}, fmt.Errorf("unknown access %q: want read, write, exec, command or url", q.Access)
 }
@@ -112,36 +117,102 @@ func urlDecision(pol *policy.Policy, raw string) (policy.Decision, error) {
 	return pol.NetworkDecision("url", raw, net.JoinHostPort(nd.Host, port), nd), nil
 }
 
-// checkStream answers queries line by line, flushing each answer, so
-// that one process serves thousands of checks.
-func checkStream(pol *policy.Policy, dir string, in io.Reader, out io.Writer, _ bool) ([]policy.Decision, error) {
+// maxBurst bounds how many queries fence reads before it answers.
+const maxBurst = 4096
+
+// checkStream answers newline-delimited queries, in order. The queries
+// that arrive together make a burst: they are decided in parallel and
+// answered together, and the answers are flushed before fence waits for
+// more input, so a client asking one question at a time gets each answer
+// at once. It stops at the first line that is not a query, after
+// answering the ones before it.
+func checkStream(pol *policy.Policy, dir string, in io.Reader, out io.Writer) (denied bool, err error) {
 	w := bufio.NewWriter(out)
-	enc := json.NewEncoder(w)
-	r := bufio.NewReader(in)
-	var all []policy.Decision
+	r := bufio.NewReaderSize(in, 64<<10)
 	for {
+		lines, rerr := readBurst(r)
+		for _, a := range decideBurst(pol, dir, lines) {
+			if a.err != nil {
+				return denied, errors.Join(a.err, w.Flush())
+			}
+			w.Write(a.line)
+			denied = denied || a.denied
+		}
+		if err := w.Flush(); err != nil {
+			return denied, err
+		}
+		if rerr == io.EOF {
+			return denied, nil
+		}
+		if rerr != nil {
+			return denied, rerr
+		}
+	}
+}
+
+// readBurst reads the lines that are waiting, at least one unless the
+// input ends, at most maxBurst.
+func readBurst(r *bufio.Reader) ([][]byte, error) {
+	var lines [][]byte
+	for len(lines) < maxBurst {
 		line, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
-			var q query
-			if jerr := json.Unmarshal(line, &q); jerr != nil {
-				return nil, fmt.Errorf("--stdin: %q is not a query: %w", bytes.TrimSpace(line), jerr)
-			}
-			d, derr := decide(pol, dir, q)
-			if derr != nil {
-				return nil, derr
-			}
-			enc.Encode(d)
-			all = append(all, d)
-			if r.Buffered() == 0 {
-				w.Flush() // answer now when no more input is waiting
-			}
-		}
-		if err == io.EOF {
-			return all, w.Flush()
+			lines = append(lines, line)
 		}
 		if err != nil {
-			return nil, err
+			return lines, err
 		}
+		if r.Buffered() == 0 && len(lines) > 0 {
+			return lines, nil
+		}
+	}
+	return lines, nil
+}
+
+// answer is the encoded decision on one line of input, or why the line
+// is not a query.
+type answer struct {
+	line   []byte
+	denied bool
+	err    error
+}
+
+// minPerWorker is the smallest share of a burst worth a goroutine.
+const minPerWorker = 64
+
+// decideBurst decides lines on up to GOMAXPROCS goroutines, each with its
+// own resolver, and returns the answers in input order.
+func decideBurst(pol *policy.Policy, dir string, lines [][]byte) []answer {
+	out := make([]answer, len(lines))
+	workers := min(runtime.GOMAXPROCS(0), len(lines)/minPerWorker)
+	if workers <= 1 {
+		decideLines(pol, newResolver(dir), lines, out)
+		return out
+	}
+	chunk := (len(lines) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for i := 0; i < len(lines); i += chunk {
+		end := min(i+chunk, len(lines))
+		wg.Go(func() { decideLines(pol, newResolver(dir), lines[i:end], out[i:end]) })
+	}
+	wg.Wait()
+	return out
+}
+
+func decideLines(pol *policy.Policy, res *resolver, lines [][]byte, out []answer) {
+	for i, line := range lines {
+		var q query
+		if err := json.Unmarshal(line, &q); err != nil {
+			out[i].err = fmt.Errorf("--stdin: %q is not a query: %w", bytes.TrimSpace(line), err)
+			return
+		}
+		d, err := decide(pol, res, q)
+		if err != nil {
+			out[i].err = err
+			return
+		}
+		b, _ := json.Marshal(d)
+		out[i] = answer{line: append(b, '\n'), denied: !d.Allowed}
 	}
 }
 

@@ -30,10 +30,11 @@ func TestCheckAgreesWithSandbox(t *testing.T) {
 			}
 			must(t, os.Symlink(filepath.Join(w.ws, "README"), filepath.Join(w.ws, "link-in")))
 			must(t, os.Symlink(filepath.Join(w.home, ".ssh"), filepath.Join(w.ws, "link-ssh")))
+			must(t, os.Symlink("sub", filepath.Join(w.ws, "link-sub")))
 			existing := []string{"README", "secret.txt", "secrets/inner.txt", "secrets", "sub/SERVER.PEM", "sub/deep/f", ".bashrc",
 				".git/config", ".git/hooks/pre-commit", "sub/../README", "link-out", "link-in", "link-ssh/id_rsa", "Mixed/Case.TXT",
-				"../outside/data.txt", "../outside/private/x", "../home/.bashrc", "../home/.ssh/id_rsa", "../home/notes/n", "/etc/hostname", "."}
-			missing := []string{"new.txt", "sub/new.txt", "../outside/new.txt", "../home/notes/new", "Mixed/NEW.pem", ".mcp.json"}
+				"../outside/data.txt", "../outside/private/x", "../home/.bashrc", "../home/.ssh/id_rsa", "../home/notes/n", "/etc/hostname", ".", "link-sub/deep/f", "link-sub/../README"}
+			missing := []string{"new.txt", "sub/new.txt", "link-sub/new.txt", "../outside/new.txt", "../home/notes/new", "Mixed/NEW.pem", ".mcp.json"}
 			var queries []string
 			for _, p := range existing {
 				queries = append(queries, fmt.Sprintf(`{"access":"read","path":%q}`, p))

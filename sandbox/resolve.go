@@ -23,8 +23,9 @@ func ResolvePath(p, dir string) string {
 		}
 		tail = filepath.Join(filepath.Base(cur), tail)
 		if _, err := os.Lstat(cur); err == nil {
-			// A dangling link: judge the link's own path.
-			return p
+			// A dangling link: judge the link's own path, in its
+			// directory's canonical form.
+			return filepath.Join(ResolvePath(filepath.Dir(cur), dir), tail)
 		}
 	}
 }

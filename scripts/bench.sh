@@ -13,6 +13,9 @@ runs=${RUNS:-200}
 echo "== go benchmarks (policy)"
 go test ./policy -run '^$' -bench . -benchmem
 
+echo "== fence check --stdin in process (decisions/s; the target is 100,000)"
+go test ./cmd -run '^$' -bench CheckStdin -benchtime 20x
+
 echo "== proxies: bulk through a CONNECT tunnel vs direct loopback, cost of a new connection"
 go test ./sandbox/proxy -run '^$' -bench . -benchtime 2s
 
@@ -42,3 +45,15 @@ export HOME="$work/home" XDG_CONFIG_HOME=
 printf '%-52s %8s ms\n' "fence --version" "$(mean_ms "$work/fence" --version)"
 printf '%-52s %8s ms\n' "fence config show -t code" "$(mean_ms "$work/fence" config show -t code)"
 printf '%-52s %8s ms\n' "fence config show (project -> @base -> code chain)" "$(mean_ms "$work/fence" config show)"
+
+echo "== fence check --stdin: 200,000 path queries in one process (decisions/s)"
+mkdir -p src/pkg keys && touch src/main.go src/pkg/util.go .env keys/server.pem
+for p in src/main.go src/pkg/util.go .env keys/server.pem docs/README.md missing/a/b.txt /etc/hosts "$HOME/.ssh/id_rsa" ../outside.txt src/pkg/new.go; do
+	printf '{"access":"read","path":"%s"}\n{"access":"write","path":"%s"}\n' "$p" "$p"
+done >"$work/q10.jsonl"
+for ((i = 0; i < 10000; i++)); do cat "$work/q10.jsonl"; done >"$work/queries.jsonl"
+start=$(date +%s%N)
+"$work/fence" check --stdin <"$work/queries.jsonl" >"$work/answers.jsonl" || true
+end=$(date +%s%N)
+answers=$(wc -l <"$work/answers.jsonl")
+awk -v ns=$((end - start)) -v n="$answers" 'BEGIN { printf "%-52s %8.0f decisions/s (%d answers)\n", "fence check --stdin", n / (ns / 1e9), n }'

@@ -26,10 +26,14 @@ func TestConfigShowTemplates(t *testing.T) {
 	}
 }
 
+// testdata is the repository's testdata directory, found before any test
+// changes the working directory.
+var testdata, _ = filepath.Abs(filepath.Join("..", "testdata"))
+
 // golden compares got with testdata/name, or rewrites it under -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("..", "testdata", name)
+	path := filepath.Join(testdata, name)
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,15 +54,18 @@ func (r *runReport) finish(err error) {
 // that whatever the command left at path (a link, say) is replaced, not
 // written through.
 func (r *runReport) write(path string) error {
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
+	var data bytes.Buffer
+	enc := json.NewEncoder(&data)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
 		return err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
 	}
-	tmp, err := writeTemp(abs, append(data, '\n'), 0o600)
+	tmp, err := writeTemp(abs, data.Bytes(), 0o600)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}

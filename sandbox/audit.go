@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,10 +40,13 @@ func OpenAudit(path string) (*AuditLog, error) {
 
 // Append writes d as one line.
 func (a *AuditLog) Append(d Denial) error {
-	line, err := json.Marshal(d)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(d); err != nil {
 		return err
 	}
+	line := buf.Bytes()
 	return a.locked(func() error {
 		if err := a.prepare(); err != nil {
 			return err
@@ -51,7 +55,7 @@ func (a *AuditLog) Append(d Denial) error {
 		if err != nil {
 			return fmt.Errorf("audit log: %w", err)
 		}
-		_, werr := f.Write(append(line, '\n'))
+		_, werr := f.Write(line)
 		return errors.Join(werr, f.Close())
 	})
 }

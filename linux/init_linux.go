@@ -28,6 +28,7 @@ func InitMain() {
 		fmt.Fprintf(os.Stderr, "fence: error: %v\n", err)
 		os.Exit(sandbox.ExitFenceError)
 	}
+	answering.Lock() // a -p connection being handed over is not cut off
 	os.Exit(code)
 }
 

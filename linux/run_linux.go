@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -153,10 +154,18 @@ func serve(cmd *exec.Cmd, w *wire, planW, statR *os.File, forwards, listeners []
 		listeners = fileListeners(w.Plan.Proxy, files)
 	}
 	stop := serveProxies(w.Plan, listeners, stderr)
+	// pending counts -p connections still passing on what the sandbox
+	// sent; fence waits for them (briefly) after the command, once no
+	// new one can be accepted.
+	var pending sync.WaitGroup
+	loops := &sync.WaitGroup{}
 	if status == statusOK {
-		relayForwards(w.Plan.Proxy, forwards, &dialer{sock: statR})
+		loops = relayForwards(w.Plan.Proxy, forwards, &dialer{sock: statR}, &pending)
 	}
 	cmd.Wait()
+	closeListeners(forwards)
+	loops.Wait()
+	waitDrained(&pending)
 	stop()
 	if w.Foreground {
 		reclaimTerminal()

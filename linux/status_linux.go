@@ -135,7 +135,7 @@ func serveProxies(plan *sandbox.Plan, listeners []net.Listener, stderr io.Writer
 	go srv.ServeHTTP(listeners[0])
 	go srv.ServeSOCKS(listeners[1])
 	for i, addr := range listenAddrs(plan.Proxy)[2:] {
-		go proxy.Relay(listeners[2+i], func() (net.Conn, error) { return net.Dial("tcp", addr) })
+		go proxy.Relay(listeners[2+i], func() (net.Conn, error) { return net.Dial("tcp", addr) }, nil)
 	}
 	return func() {
 		closeListeners(listeners)
@@ -195,6 +195,11 @@ func hostProxyListeners(w *wire) ([]net.Listener, error) {
 // port (two bytes), the init dials it on the sandbox's loopback and sends
 // back one byte (1 for success) with the connected socket.
 
+// answering is held while the init answers a dial request: the init must
+// not exit between connecting to a server that has already answered and
+// exited, and handing the connection over, or the answer is lost.
+var answering sync.Mutex
+
 // serveDials answers dial requests on fd for the ports of forwards, until
 // the supervisor goes away.
 func serveDials(fd int, forwards []sandbox.Forward) {
@@ -204,25 +209,32 @@ func serveDials(fd int, forwards []sandbox.Forward) {
 		if err != nil || n != 2 {
 			return
 		}
-		port := int(buf[0])<<8 | int(buf[1])
-		if !slices.ContainsFunc(forwards, func(f sandbox.Forward) bool { return f.Port == port }) {
-			unix.Sendmsg(fd, []byte{0}, nil, nil, 0)
-			continue
-		}
-		conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 5*time.Second)
-		if err != nil {
-			unix.Sendmsg(fd, []byte{0}, nil, nil, 0)
-			continue
-		}
-		f, err := conn.(*net.TCPConn).File()
-		conn.Close()
-		if err != nil {
-			unix.Sendmsg(fd, []byte{0}, nil, nil, 0)
-			continue
-		}
-		unix.Sendmsg(fd, []byte{1}, unix.UnixRights(int(f.Fd())), nil, 0)
-		f.Close()
+		answering.Lock()
+		answerDial(fd, int(buf[0])<<8|int(buf[1]), forwards)
+		answering.Unlock()
 	}
+}
+
+// answerDial connects to port on the sandbox's loopback and sends the
+// socket back, or a 0 when the port is not forwarded or nothing listens.
+func answerDial(fd, port int, forwards []sandbox.Forward) {
+	if !slices.ContainsFunc(forwards, func(f sandbox.Forward) bool { return f.Port == port }) {
+		unix.Sendmsg(fd, []byte{0}, nil, nil, 0)
+		return
+	}
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 5*time.Second)
+	if err != nil {
+		unix.Sendmsg(fd, []byte{0}, nil, nil, 0)
+		return
+	}
+	f, err := conn.(*net.TCPConn).File()
+	conn.Close()
+	if err != nil {
+		unix.Sendmsg(fd, []byte{0}, nil, nil, 0)
+		return
+	}
+	unix.Sendmsg(fd, []byte{1}, unix.UnixRights(int(f.Fd())), nil, 0)
+	f.Close()
 }
 
 // dialer asks the init, over the status socket, for connections to ports
@@ -267,10 +279,29 @@ func listenForwards(p *sandbox.Proxy) ([]net.Listener, error) {
 }
 
 // relayForwards relays each -p listener's connections into the sandbox.
-func relayForwards(p *sandbox.Proxy, listeners []net.Listener, d *dialer) {
+func relayForwards(p *sandbox.Proxy, listeners []net.Listener, d *dialer, pending *sync.WaitGroup) (loops *sync.WaitGroup) {
+	loops = &sync.WaitGroup{}
 	for i, l := range listeners {
 		port := p.Forwards[i].Port
-		go proxy.Relay(l, func() (net.Conn, error) { return d.dial(port) })
+		loops.Go(func() { proxy.Relay(l, func() (net.Conn, error) { return d.dial(port) }, pending) })
+	}
+	return loops
+}
+
+// drainTimeout bounds how long fence waits, after the command, for -p
+// connections to pass on what the sandbox's servers sent.
+const drainTimeout = 2 * time.Second
+
+// waitDrained waits for pending, at most drainTimeout.
+func waitDrained(pending *sync.WaitGroup) {
+	done := make(chan struct{})
+	go func() {
+		pending.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(drainTimeout):
 	}
 }
 

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -26,7 +27,17 @@ type GlobReport struct {
 type matcher struct {
 	deadline time.Time
 	reports  []GlobReport
-	dirs     map[string][]string // directory -> entry names, read once
+	dirs     map[string][]string   // directory -> entry names, read once
+	globs    map[string]globResult // globKey(rule) -> what prepare found
+}
+
+type globResult struct {
+	found []string
+	cut   bool
+}
+
+func globKey(r policy.Rule) string {
+	return r.Origin + "\x00" + r.Pattern + "\x00" + fmt.Sprint(r.Fold)
 }
 
 // existing returns the existing paths that rule r names: the path itself
@@ -37,7 +48,11 @@ func (m *matcher) existing(r policy.Rule) []string {
 	cut := false
 	switch {
 	case r.Glob:
-		found, cut = m.walk(r)
+		if _, ok := m.globs[globKey(r)]; !ok {
+			m.prepare([]policy.Rule{r})
+		}
+		g := m.globs[globKey(r)]
+		found, cut = g.found, g.cut
 	case r.Fold:
 		found = m.caseVariants(r.Pattern)
 	default:
@@ -75,17 +90,62 @@ func (m *matcher) caseVariants(p string) []string {
 	return out
 }
 
-// walk matches a glob rule against the tree below its literal prefix.
-func (m *matcher) walk(r policy.Rule) (found []string, cut bool) {
-	pattern := r.Pattern
+// prepare matches all the glob rules against the disk, walking the tree
+// below each literal prefix once for every rule that starts there: the
+// templates' "**/.env", "**/*.pem" and the like share the working
+// directory, and reading it once instead of once per rule is most of the
+// start-up cost in a large repository.
+func (m *matcher) prepare(rules []policy.Rule) {
+	groups := map[string][]globRule{}
+	var bases []string
+	seen := map[string]bool{}
+	for _, r := range rules {
+		key := globKey(r)
+		if !r.Glob || seen[key] {
+			continue
+		}
+		seen[key] = true
+		g := newGlobRule(r)
+		if _, ok := groups[g.base]; !ok {
+			bases = append(bases, g.base)
+		}
+		groups[g.base] = append(groups[g.base], g)
+	}
+	if m.globs == nil {
+		m.globs = map[string]globResult{}
+	}
+	for _, base := range bases {
+		cut := m.walkGroup(base, groups[base])
+		for _, g := range groups[base] {
+			m.globs[globKey(g.rule)] = globResult{found: g.found, cut: cut}
+		}
+	}
+}
+
+// globRule is one glob rule during a shared walk.
+type globRule struct {
+	rule     policy.Rule
+	pattern  string // folded when the rule folds case
+	base     string
+	maxDepth int      // -1: unbounded
+	found    []string // matches so far
+	skip     string   // a matched directory whose inside this rule skips
+}
+
+func newGlobRule(r policy.Rule) globRule {
+	g := globRule{rule: r, pattern: r.Pattern, base: literalPrefix(r.Pattern), maxDepth: -1}
 	if r.Fold {
-		pattern = strings.ToLower(pattern)
+		g.pattern = strings.ToLower(g.pattern)
 	}
-	base := literalPrefix(r.Pattern)
-	maxDepth := -1 // unbounded
 	if !strings.Contains(r.Pattern, "**") {
-		maxDepth = strings.Count(strings.TrimPrefix(r.Pattern, base), "/")
+		g.maxDepth = strings.Count(strings.TrimPrefix(r.Pattern, g.base), "/")
 	}
+	return g
+}
+
+// walkGroup walks base once, matching every rule of group on each entry;
+// a directory is left when no rule needs to look inside it.
+func (m *matcher) walkGroup(base string, group []globRule) (cut bool) {
 	n := 0
 	filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
 		if n++; n%256 == 0 && time.Now().After(m.deadline) {
@@ -95,22 +155,37 @@ func (m *matcher) walk(r policy.Rule) (found []string, cut bool) {
 		if err != nil {
 			return nil // unreadable: nothing to protect there that the command could read either
 		}
-		subject := p
-		if r.Fold {
-			subject = strings.ToLower(p)
-		}
-		if ok, _ := doublestar.Match(pattern, subject); ok {
-			found = append(found, p)
-			if d.IsDir() {
-				return filepath.SkipDir // the whole directory is covered
+		lower := ""
+		descend := false
+		for i := range group {
+			g := &group[i]
+			if g.skip != "" && strings.HasPrefix(p, g.skip+"/") {
+				continue
+			}
+			subject := p
+			if g.rule.Fold {
+				if lower == "" {
+					lower = strings.ToLower(p)
+				}
+				subject = lower
+			}
+			if ok, _ := doublestar.Match(g.pattern, subject); ok {
+				g.found = append(g.found, p)
+				if d.IsDir() {
+					g.skip = p // the whole directory is covered
+				}
+				continue
+			}
+			if d.IsDir() && (g.maxDepth < 0 || strings.Count(strings.TrimPrefix(p, base), "/") < g.maxDepth) {
+				descend = true
 			}
 		}
-		if d.IsDir() && maxDepth >= 0 && strings.Count(strings.TrimPrefix(p, base), "/") >= maxDepth {
+		if d.IsDir() && !descend {
 			return filepath.SkipDir
 		}
 		return nil
 	})
-	return found, cut
+	return cut
 }
 
 // literalPrefix is the directory part of p before its first glob character.

@@ -165,6 +165,7 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 		plan.Env = ProxyEnv(plan.Env, plan.Proxy.HTTPPort, plan.Proxy.SOCKSPort)
 	}
 	b := builder{plan: plan, pol: p, m: &matcher{deadline: time.Now().Add(o.GlobBudget)}, environ: o.Environ}
+	b.m.prepare(slices.Concat(p.DenyRead, p.DenyWrite, p.Write, p.Read, p.Execute))
 	b.build()
 	plan.Globs = b.m.reports
 	for _, g := range plan.Globs {

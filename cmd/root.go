@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/fence-sandbox/fence/darwin"
 	"github.com/fence-sandbox/fence/linux"
@@ -67,6 +68,7 @@ type runOptions struct {
 	degraded string   // --degraded
 	report   string   // --report
 	audit    string   // --audit
+	keepFDs  []int    // --keep-fd
 	stderr   io.Writer
 }
 
@@ -94,6 +96,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.StringArrayVarP(&o.ports, "port", "p", nil, "expose a sandbox port on the host loopback, as [ADDR:]PORT (repeatable)")
 	f.StringVar(&o.degraded, "degraded", "refuse", "when the kernel cannot enforce all of the policy: refuse, or warn and run")
 	f.StringVar(&o.report, "report", "", "write a JSON report to `FILE` at exit: the command, its exit code, the policy chain and every denial fence saw")
+	f.IntSliceVar(&o.keepFDs, "keep-fd", nil, "pass descriptor `N` on to the command at the same number (repeatable); fence closes every other one but 0-2")
 	f.StringVar(&o.audit, "audit", "", "append one JSON line per denial to `FILE` (as audit.file in the policy does), rotated daily")
 	root.AddCommand(newConfigCmd(o.policy, stdout, stderr), newTemplatesCmd(stdout), newPlanCmd(o.policy, stdout), newDoctorCmd(stdout), newSSHProxyCmd(os.Stdin, stdout), newCheckCmd(o.policy, os.Stdin, stdout))
 	return root
@@ -143,7 +146,10 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	if err != nil {
 		return err
 	}
-	plan.Monitor, plan.Recorder = o.monitor, rec
+	if err := sandbox.CheckKeepFDs(o.keepFDs, fdOpen); err != nil {
+		return err
+	}
+	plan.Monitor, plan.Recorder, plan.KeepFDs = o.monitor, rec, o.keepFDs
 	if err := addForwards(plan, o.ports); err != nil {
 		return err
 	}
@@ -223,4 +229,10 @@ func preflight(pol *policy.Policy, argv []string, shell string) sandbox.Verdict 
 		return sandbox.PreflightShell(pol, shell)
 	}
 	return sandbox.PreflightArgv(pol, argv)
+}
+
+// fdOpen reports whether fence has descriptor n open.
+func fdOpen(n int) bool {
+	_, err := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0)
+	return err == nil
 }

@@ -9,8 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/fence-sandbox/fence/policy"
 	"github.com/fence-sandbox/fence/sandbox"
@@ -43,9 +47,15 @@ func Run(p *policy.Policy, plan *sandbox.Plan, stderr io.Writer) (int, error) {
 	httpPort, socksPort := port(listeners[0]), port(listeners[1])
 	profile := Profile(p, ProfileOptions{HTTPPort: httpPort, SOCKSPort: socksPort, TmpDir: tmp})
 	env := append(sandbox.ProxyEnv(plan.Env, httpPort, socksPort), "TMPDIR="+tmp)
+	closeInherited(plan.KeepFDs)
+	keep := map[int]*os.File{}
+	for _, n := range plan.KeepFDs {
+		keep[n] = os.NewFile(uintptr(n), fmt.Sprintf("kept fd %d", n))
+	}
 	cmd := &exec.Cmd{
 		Path: sandboxExec, Args: append([]string{sandboxExec, "-p", profile, "--"}, plan.Argv...),
 		Env: env, Dir: plan.Dir, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		ExtraFiles: sandbox.ExtraFiles(keep),
 	}
 	if plan.Monitor {
 		stop := streamDenials(stderr)
@@ -115,5 +125,16 @@ func streamDenials(stderr io.Writer) (stop func()) {
 	return func() {
 		cmd.Process.Kill()
 		cmd.Wait()
+	}
+}
+
+// closeInherited marks every descriptor fence inherited close-on-exec,
+// but 0-2 and the kept ones, so that none reaches the command unasked.
+func closeInherited(keep []int) {
+	ents, _ := os.ReadDir("/dev/fd")
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n > 2 && !slices.Contains(keep, n) {
+			unix.CloseOnExec(n)
+		}
 	}
 }

@@ -45,6 +45,9 @@ func initRun() (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	for i := range w.Plan.KeepFDs {
+		unix.CloseOnExec(keptFD + i) // the command gets them at their own numbers
+	}
 	listeners, err := confine(w)
 	if err != nil {
 		if errors.Is(err, unix.EPERM) && w.Namespaces && isFirstMount(err) {
@@ -150,6 +153,7 @@ func runCommand(w *wire) (int, error) {
 		Path: path, Args: plan.Argv, Env: w.Env, Dir: plan.Dir,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: w.Foreground, Foreground: w.Foreground, Ctty: 0},
+		ExtraFiles:  keptForCommand(plan.KeepFDs),
 	}
 	if err := startCommand(cmd, plan.ExecArgv); err != nil {
 		return startError(plan.Argv[0], err), nil
@@ -242,4 +246,17 @@ func startError(name string, err error) int {
 		fmt.Fprintf(os.Stderr, "fence: cannot execute %q: %v\n", name, err)
 	}
 	return sandbox.ExitNotExecutable
+}
+
+// keptForCommand places the --keep-fd descriptors, which the init holds
+// from keptFD on, at the numbers the command is to find them.
+func keptForCommand(fds []int) []*os.File {
+	if len(fds) == 0 {
+		return nil
+	}
+	keep := map[int]*os.File{}
+	for i, n := range fds {
+		keep[n] = os.NewFile(uintptr(keptFD+i), fmt.Sprintf("kept fd %d", n))
+	}
+	return sandbox.ExtraFiles(keep)
 }

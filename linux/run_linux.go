@@ -197,7 +197,7 @@ func initCommand(w *wire, planR, statW *os.File) *exec.Cmd {
 	return &exec.Cmd{
 		Path: "/proc/self/exe", Args: []string{initArg0}, Env: []string{},
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		ExtraFiles:  []*os.File{planR, statW},
+		ExtraFiles:  append([]*os.File{planR, statW}, keptFiles(w.Plan.KeepFDs)...),
 		SysProcAttr: attr,
 	}
 }
@@ -251,4 +251,14 @@ func warnCreated(watch []sandbox.Watch, stderr io.Writer) {
 		}
 		fmt.Fprintf(stderr, "fence: warning: the command created %s, where fence reads its policy; fence moved it to %s so that it cannot change the next run\n", w.Path, aside)
 	}
+}
+
+// keptFiles are the --keep-fd descriptors, handed to the init after its
+// plan and status channels (from keptFD on), in the plan's order.
+func keptFiles(fds []int) []*os.File {
+	files := make([]*os.File, len(fds))
+	for i, n := range fds {
+		files[i] = os.NewFile(uintptr(n), fmt.Sprintf("kept fd %d", n))
+	}
+	return files
 }

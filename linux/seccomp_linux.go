@@ -43,6 +43,9 @@ var deniedSyscalls = map[string]uintptr{
 	"init_module": unix.SYS_INIT_MODULE, "finit_module": unix.SYS_FINIT_MODULE, "delete_module": unix.SYS_DELETE_MODULE,
 	"reboot": unix.SYS_REBOOT, "swapon": unix.SYS_SWAPON, "swapoff": unix.SYS_SWAPOFF, "acct": unix.SYS_ACCT,
 	"open_by_handle_at": unix.SYS_OPEN_BY_HANDLE_AT, "syslog": unix.SYS_SYSLOG,
+	// io_uring runs file and socket operations on kernel threads, out of
+	// the filter's sight, and has been a steady source of kernel bugs.
+	"io_uring_setup": unix.SYS_IO_URING_SETUP, "io_uring_enter": unix.SYS_IO_URING_ENTER, "io_uring_register": unix.SYS_IO_URING_REGISTER,
 }
 
 // SeccompSummary describes the filter for plans and `fence doctor`.

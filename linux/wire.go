@@ -18,6 +18,7 @@ const (
 	initArg0   = "fence-init"
 	planFD     = 3 // supervisor -> init: the wire, JSON
 	statusFD   = 4 // init -> supervisor: one status byte
+	keptFD     = 5 // the first --keep-fd descriptor; the others follow
 	statusOK   = 'R'
 	statusNoNS = 'U' // the user namespace grants no capabilities
 )

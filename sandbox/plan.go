@@ -41,6 +41,9 @@ type Plan struct {
 	// installs the filter that asks.
 	ExecRules *policy.Policy `json:"-"`
 	ExecArgv  bool           `json:"execArgv,omitempty"`
+	// KeepFDs are descriptors of fence's (--keep-fd) the command gets at
+	// the same numbers; every other one but 0-2 is closed.
+	KeepFDs []int `json:"keepFDs,omitempty"`
 	// Recorder, when set, hears about every denial the supervisor sees
 	// (proxies, exec judging), for --report and the audit log.
 	Recorder *Recorder `json:"-"`

@@ -69,6 +69,7 @@ type runOptions struct {
 	report   string   // --report
 	audit    string   // --audit
 	keepFDs  []int    // --keep-fd
+	limits   limitFlags
 	stderr   io.Writer
 }
 
@@ -96,6 +97,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.StringArrayVarP(&o.ports, "port", "p", nil, "expose a sandbox port on the host loopback, as [ADDR:]PORT (repeatable)")
 	f.StringVar(&o.degraded, "degraded", "refuse", "when the kernel cannot enforce all of the policy: refuse, or warn and run")
 	f.StringVar(&o.report, "report", "", "write a JSON report to `FILE` at exit: the command, its exit code, the policy chain and every denial fence saw")
+	o.limits.register(f)
 	f.IntSliceVar(&o.keepFDs, "keep-fd", nil, "pass descriptor `N` on to the command at the same number (repeatable); fence closes every other one but 0-2")
 	f.StringVar(&o.audit, "audit", "", "append one JSON line per denial to `FILE` (as audit.file in the policy does), rotated daily")
 	root.AddCommand(newConfigCmd(o.policy, stdout, stderr), newTemplatesCmd(stdout), newPlanCmd(o.policy, stdout), newDoctorCmd(stdout), newSSHProxyCmd(os.Stdin, stdout), newCheckCmd(o.policy, os.Stdin, stdout))
@@ -149,7 +151,11 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	if err := sandbox.CheckKeepFDs(o.keepFDs, fdOpen); err != nil {
 		return err
 	}
+	if err := o.limits.check(); err != nil {
+		return err
+	}
 	plan.Monitor, plan.Recorder, plan.KeepFDs = o.monitor, rec, o.keepFDs
+	plan.Limits = plan.Limits.Tighter(o.limits.RunLimits)
 	if err := addForwards(plan, o.ports); err != nil {
 		return err
 	}

@@ -12,7 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -27,6 +29,9 @@ const sandboxExec = "/usr/bin/sandbox-exec"
 // Run runs the plan's command under a profile compiled from p, with the
 // proxies on the host's loopback, and returns fence's exit code.
 func Run(p *policy.Policy, plan *sandbox.Plan, stderr io.Writer) (int, error) {
+	if l := plan.Limits; l != (policy.RunLimits{Timeout: l.Timeout}) {
+		return sandbox.ExitFenceError, errors.New("refusing to run: on macOS fence enforces limits.timeout only, not the resource limits the policy or flags set")
+	}
 	if os.Getenv("FENCE_SANDBOX") == "1" {
 		return sandbox.ExitFenceError, errors.New("fence is already running inside a fence sandbox, and macOS cannot nest sandbox-exec: run the command directly")
 	}
@@ -72,7 +77,19 @@ func Run(p *policy.Policy, plan *sandbox.Plan, stderr io.Writer) (int, error) {
 			cmd.Process.Signal(s)
 		}
 	}()
+	var timedOut atomic.Bool
+	if d := plan.Limits.Timeout; d > 0 {
+		t := time.AfterFunc(d, func() {
+			timedOut.Store(true)
+			cmd.Process.Kill()
+		})
+		defer t.Stop()
+	}
 	cmd.Wait()
+	if timedOut.Load() {
+		fmt.Fprintf(stderr, "fence: timed out after %s (limits.timeout or --timeout): the command was killed\n", plan.Limits.Timeout)
+		return sandbox.ExitTimeout, nil
+	}
 	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {
 		return 128 + int(ws.Signal()), nil

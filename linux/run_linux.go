@@ -162,7 +162,9 @@ func serve(cmd *exec.Cmd, w *wire, planW, statR *os.File, forwards, listeners []
 	if status == statusOK {
 		loops = relayForwards(w.Plan.Proxy, forwards, &dialer{sock: statR}, &pending)
 	}
+	timedOut, stopTimer := watchTimeout(cmd.Process, w.Plan.Limits.Timeout)
 	cmd.Wait()
+	stopTimer()
 	closeListeners(forwards)
 	loops.Wait()
 	waitDrained(&pending)
@@ -175,6 +177,10 @@ func serve(cmd *exec.Cmd, w *wire, planW, statR *os.File, forwards, listeners []
 	}
 	if status == statusNoNS {
 		return 0, fmt.Errorf("%w (mounts are refused inside the user namespace)", errNoUserNS)
+	}
+	if timedOut() {
+		fmt.Fprintf(stderr, "fence: timed out after %s (limits.timeout or --timeout): the sandbox and every process in it were killed\n", w.Plan.Limits.Timeout)
+		return sandbox.ExitTimeout, nil
 	}
 	return exitCode(cmd.ProcessState), nil
 }

@@ -106,6 +106,8 @@ type Policy struct {
 	SSH SSHPolicy `json:"ssh,omitzero"`
 	// RuntimeExec is "path" or "argv" (command.runtimeExecPolicy).
 	RuntimeExec string `json:"runtimeExec"`
+	// Limits bound what the command may use.
+	Limits RunLimits `json:"limits,omitzero"`
 	// AuditFile gets a JSON line per denial (audit.file), absolute; empty
 	// for none.
 	AuditFile string `json:"auditFile,omitempty"`
@@ -169,6 +171,7 @@ func Compile(c Config, env Env) *Policy {
 	if c.Audit.File != "" {
 		p.AuditFile = Expand(c.Audit.File, env.Dir, env.Home)
 	}
+	p.Limits = compileLimits(c.Limits)
 	p.domainOrigins = domainOrigins(c.Network, env)
 	compileCommands(p, c.Command, c.SSH, env)
 	if p.DeviceMode == "" || p.DeviceMode == "auto" {

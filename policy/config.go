@@ -19,6 +19,20 @@ type Config struct {
 	MacOS      MacOS      `json:"macos,omitzero"`
 	Env        EnvVars    `json:"env,omitzero"`
 	Audit      Audit      `json:"audit,omitzero"`
+	Limits     Limits     `json:"limits,omitzero"`
+}
+
+// Limits bound what the command may use; zero means no limit. They are
+// guards against runaway commands (a loop, a fork bomb, a disk filler),
+// not a boundary a hostile command cannot reach around; see the README.
+type Limits struct {
+	// Timeout ends the whole sandbox after this long ("30s", "10m").
+	Timeout        string `json:"timeout,omitempty"`
+	CPUSeconds     int    `json:"cpuSeconds,omitempty"`     // RLIMIT_CPU, per process
+	AddressSpaceMB int    `json:"addressSpaceMB,omitempty"` // RLIMIT_AS, per process
+	FileSizeMB     int    `json:"fileSizeMB,omitempty"`     // RLIMIT_FSIZE: the largest file a process may write
+	OpenFiles      int    `json:"openFiles,omitempty"`      // RLIMIT_NOFILE, per process
+	Processes      int    `json:"processes,omitempty"`      // RLIMIT_NPROC: processes of the user in the sandbox
 }
 
 // Audit says where fence logs what it refuses.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestApplyFlags(t *testing.T) {
@@ -133,5 +134,17 @@ func TestWorkspaceRoot(t *testing.T) {
 		if got := WorkspaceRoot(dir); got != want {
 			t.Errorf("WorkspaceRoot(%s) = %s, want %s", dir, got, want)
 		}
+	}
+}
+
+func TestLimitsTighter(t *testing.T) {
+	cfg := RunLimits{Timeout: time.Minute, CPUSeconds: 10, OpenFiles: 64}
+	run := RunLimits{Timeout: time.Hour, CPUSeconds: 5, FileSizeMB: 100}
+	want := RunLimits{Timeout: time.Minute, CPUSeconds: 5, OpenFiles: 64, FileSizeMB: 100}
+	if got := cfg.Tighter(run); got != want {
+		t.Errorf("Tighter = %+v, want %+v", got, want)
+	}
+	if got := run.Tighter(cfg); got != want {
+		t.Errorf("Tighter the other way = %+v, want %+v", got, want)
 	}
 }

@@ -65,6 +65,9 @@ func (p *parsed) validateScalars() error {
 	if c.Command.RuntimeExecPolicy != "" && !slices.Contains(RuntimeExecModes, c.Command.RuntimeExecPolicy) {
 		return p.errorf("command.runtimeExecPolicy", "%q is not a mode: want path or argv", c.Command.RuntimeExecPolicy)
 	}
+	if key, problem := checkLimits(c.Limits); problem != "" {
+		return p.errorf(key, "%s", problem)
+	}
 	if _, set := p.pos["audit.file"]; set {
 		if problem := checkAuditFile(c.Audit.File); problem != "" {
 			return p.errorf("audit.file", "%q %s", c.Audit.File, problem)

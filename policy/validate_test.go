@@ -11,7 +11,7 @@ func TestParseErrors(t *testing.T) {
 		name, src, want string
 	}{
 		{"unknown top key", `{"filesytem": {}}`,
-			`f:1:2: unknown key "filesytem" at the top level (did you mean "filesystem"?); known keys: $schema, allowPty, audit, command, devices, env, extends, filesystem, macos, network, ssh`},
+			`f:1:2: unknown key "filesytem" at the top level (did you mean "filesystem"?); known keys: $schema, allowPty, audit, command, devices, env, extends, filesystem, limits, macos, network, ssh`},
 		{"unknown nested key", "{\"network\": {\n  \"allowedDomain\": []}}",
 			`f:2:3: unknown key "allowedDomain" in network (did you mean "allowedDomains"?); known keys: allowAllUnixSockets, allowLocalBinding, allowLocalOutbound, allowLocalOutboundPorts, allowUnixSockets, allowedDomains, deniedDomains, httpProxyPort, socksProxyPort`},
 		{"unknown key no suggestion", `{"macos": {"mach": {"zzzzzz": 1}}}`,
@@ -44,6 +44,9 @@ func TestParseErrors(t *testing.T) {
 		{"mach star inside", `{"macos": {"mach": {"lookup": ["com.*.x"]}}}`, `f:1:32: macos.mach.lookup[0]: "com.*.x" has a "*" before its end: want an exact name, a prefix ending in "*", or "*"`},
 		{"env glob", `{"env": {"deny": ["A=B"]}}`, `f:1:19: env.deny[0]: "A=B" is not a variable name pattern: want a name or a glob such as "*_TOKEN"`},
 		{"env bad glob", `{"env": {"allow": ["A[B"]}}`, `f:1:20: env.allow[0]: "A[B" is not a valid glob: check its brackets`},
+		{"limits timeout", `{"limits": {"timeout": "soon"}}`, `f:1:24: limits.timeout: "soon" is not a positive duration such as "30s" or "10m"`},
+		{"limits negative", `{"limits": {"cpuSeconds": -1}}`, `f:1:27: limits.cpuSeconds: -1 is negative: want a positive number, or leave it out for no limit`},
+		{"limits few files", `{"limits": {"openFiles": 3}}`, `f:1:26: limits.openFiles: 3 is too few: want at least 16`},
 		{"audit glob", `{"audit": {"file": "~/logs/*.jsonl"}}`, `f:1:20: audit.file: "~/logs/*.jsonl" is a glob: name one file`},
 		{"audit empty", `{"audit": {"file": " "}}`, `f:1:20: audit.file: " " is empty: name a file, such as "~/.local/state/fence/audit.jsonl"`},
 		{"syntax", "{\n  \"allowPty\": true\n  \"network\": {},\n}", `f:3:3: invalid JSONC: invalid character '"' after object value (expecting ',' or '}')`},

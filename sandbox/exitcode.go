@@ -13,3 +13,7 @@ const (
 	ExitNotExecutable = 126
 	ExitNotFound      = 127
 )
+
+// ExitTimeout is fence's exit code when limits.timeout (--timeout) ended
+// the sandbox, as timeout(1)'s.
+const ExitTimeout = 124

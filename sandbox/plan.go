@@ -41,6 +41,9 @@ type Plan struct {
 	// installs the filter that asks.
 	ExecRules *policy.Policy `json:"-"`
 	ExecArgv  bool           `json:"execArgv,omitempty"`
+	// Limits bound the command: the supervisor enforces the timeout, the
+	// init sets the rest as resource limits the command inherits.
+	Limits policy.RunLimits `json:"limits,omitzero"`
 	// KeepFDs are descriptors of fence's (--keep-fd) the command gets at
 	// the same numbers; every other one but 0-2 is closed.
 	KeepFDs []int `json:"keepFDs,omitempty"`
@@ -156,6 +159,7 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 	plan := &Plan{
 		Argv: argv, Dir: p.Dir, Env: env, EnvRemoved: removed,
 		UID: o.UID, GID: o.GID, Network: "none", Degraded: degraded,
+		Limits: p.Limits,
 	}
 	plan.Proxy = &Proxy{HTTPPort: p.HTTPProxyPort, SOCKSPort: p.SocksProxyPort, AllowedDomains: p.AllowedDomains, DeniedDomains: p.DeniedDomains, SSH: p.SSH}
 	if p.HostNetwork {

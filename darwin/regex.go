@@ -12,6 +12,9 @@ import (
 // matches: the pattern itself, or anything below a path it matches. With
 // fold, letters match either case.
 func globRegex(pattern string, fold bool) string {
+	if pattern == "/" {
+		return "^/.*$"
+	}
 	var b strings.Builder
 	b.WriteString("^")
 	translate(&b, pattern, fold)
@@ -22,14 +25,11 @@ func globRegex(pattern string, fold bool) string {
 func translate(b *strings.Builder, p string, fold bool) {
 	for i := 0; i < len(p); i++ {
 		switch c := p[i]; {
-		case strings.HasPrefix(p[i:], "/**/"):
-			b.WriteString("(/.*)?/")
-			i += 3
 		case strings.HasPrefix(p[i:], "/**") && i+3 == len(p):
 			b.WriteString("(/.*)?")
 			i += 2
-		case i == 0 && strings.HasPrefix(p, "**/"):
-			b.WriteString("(.*/)?")
+		case (i == 0 || p[i-1] == '/') && strings.HasPrefix(p[i:], "**/"):
+			b.WriteString("(.*/)?") // any number of whole segments
 			i += 2
 		case strings.HasPrefix(p[i:], "**"):
 			b.WriteString(".*")

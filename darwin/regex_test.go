@@ -2,9 +2,13 @@ package darwin
 
 import (
 	"math/rand/v2"
+	"path"
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/fence-sandbox/fence/policy"
 )
@@ -32,7 +36,7 @@ func TestGlobRegexMatchesLinux(t *testing.T) {
 	}
 	for _, pattern := range patterns {
 		for _, fold := range []bool{false, true} {
-			re := regexp.MustCompile(globRegex(pattern, fold))
+			re := regexp.MustCompile("(?s)" + globRegex(pattern, fold)) // SBPL regexes are POSIX: "." matches a newline
 			for _, path := range paths {
 				want := policy.Covers(pattern, path, fold)
 				if got := re.MatchString(path); got != want {
@@ -41,4 +45,55 @@ func TestGlobRegexMatchesLinux(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzGlobRegex is TestGlobRegexMatchesLinux on generated patterns and
+// paths: the SBPL regex must match exactly when the Linux matcher does.
+func FuzzGlobRegex(f *testing.F) {
+	for _, s := range [][2]string{
+		{"/w/**/.env", "/w/a/.env/b"}, {"/w/**/*.pem", "/w/K/SERVER.PEM"}, {"/h/.ssh/id_*", "/h/.ssh/id_rsa.pub"},
+		{"/w/**", "/w"}, {"/w/*/x", "/w/a/x/y"}, {"/w/[ab]?", "/w/az"}, {"/w/a?c", "/w/a/c"}, {"/Ünï/**/Cåse", "/ünï/x/CÅSE"},
+	} {
+		f.Add(s[0], s[1], false)
+		f.Add(s[0], s[1], true)
+	}
+	f.Fuzz(func(t *testing.T, pattern, p string, fold bool) {
+		// The root itself is left out: doublestar and the regex differ on
+		// whether "/*/**" names it, and no rule is about "/" through a glob.
+		if !validPattern(pattern) || !path.IsAbs(p) || p == "/" || path.Clean(p) != p || !utf8.ValidString(p) {
+			return
+		}
+		re, err := regexp.Compile("(?s)" + globRegex(pattern, fold)) // SBPL regexes are POSIX: "." matches a newline
+		if err != nil {
+			t.Fatalf("pattern %q: the regex does not compile: %v", pattern, err)
+		}
+		got, want := re.MatchString(p), policy.Covers(pattern, p, fold)
+		if got && !want && strings.HasSuffix(pattern, "/**") && policy.Covers(pattern, p+"/x", fold) {
+			// doublestar leaves out the directory itself for some
+			// patterns ending in "/**" ("/w*/**" and "/w"), while it
+			// matches everything inside; the regex covers the directory
+			// too. Known, and left: the two differ on the directory
+			// entry alone.
+			return
+		}
+		if got != want {
+			t.Fatalf("pattern %q fold %v path %q: regex %v, Linux matcher %v (regex %s)", pattern, fold, p, got, want, re)
+		}
+	})
+}
+
+// validPattern is a pattern a config could hold, after Expand, that
+// `fence config lint` does not warn about: absolute, clean, valid UTF-8, a
+// valid glob, no braces (brace-glob), and "**" only as a whole segment
+// (bare-doublestar).
+func validPattern(p string) bool {
+	if !path.IsAbs(p) || path.Clean(p) != p || !utf8.ValidString(p) || !doublestar.ValidatePattern(p) || strings.ContainsAny(p, "{}") {
+		return false
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if strings.Contains(seg, "**") && seg != "**" {
+			return false
+		}
+	}
+	return true
 }

@@ -2,7 +2,11 @@ package policy
 
 import (
 	"bytes"
+	"path"
+	"strings"
 	"testing"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // FuzzParse feeds the loader arbitrary bytes. It must never panic, and any
@@ -34,4 +38,46 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("round trip changed the config:\n%s\nthen\n%s", once, twice)
 		}
 	})
+}
+
+// FuzzCovers compares the path matcher with a plain reference: a glob
+// covers a path when it matches the path or a directory above it. The
+// matcher's quick test in front of the glob match must never change the
+// answer.
+func FuzzCovers(f *testing.F) {
+	for _, s := range [][2]string{
+		{"/w/**/.env", "/w/a/.env/b"}, {"/w/**/*.pem", "/w/K/SERVER.PEM"}, {"/h/.ssh/id_*", "/h/.ssh/id_rsa.pub"},
+		{"/w/**", "/w"}, {"/w/*/x", "/w/a/x/y"}, {"/w/{a,b}/c", "/w/b/c"}, {"/w/[ab]?", "/w/az"}, {`/w/a\*b`, "/w/a*b"},
+		{"/**/.git/hooks", "/r/.git/hooks/pre-commit"}, {"/w/x", "/w/xy"}, {"/", "/anything"},
+	} {
+		f.Add(s[0], s[1], false)
+		f.Add(s[0], s[1], true)
+	}
+	f.Fuzz(func(t *testing.T, pattern, p string, fold bool) {
+		// Patterns reach the matcher absolute and cleaned (see Expand).
+		if !path.IsAbs(pattern) || path.Clean(pattern) != pattern || !path.IsAbs(p) || path.Clean(p) != p || !doublestar.ValidatePattern(pattern) {
+			return
+		}
+		want := coversReference(pattern, p, fold)
+		if got := Covers(pattern, p, fold); got != want {
+			t.Fatalf("Covers(%q, %q, fold %v) = %v, the reference says %v", pattern, p, fold, got, want)
+		}
+	})
+}
+
+func coversReference(pattern, p string, fold bool) bool {
+	if !hasGlob(pattern) {
+		return coversPlain(pattern, p, fold)
+	}
+	if fold {
+		pattern, p = strings.ToLower(pattern), strings.ToLower(p)
+	}
+	for q := p; ; q = path.Dir(q) {
+		if ok, _ := doublestar.Match(pattern, q); ok {
+			return true
+		}
+		if path.Dir(q) == q {
+			return false
+		}
+	}
 }

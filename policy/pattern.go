@@ -3,6 +3,7 @@ package policy
 import (
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -73,12 +74,17 @@ func coversGlob(pattern, p string) bool {
 // matched) must hold both. Most paths fail it without a glob match.
 func mayCover(pattern, p string) bool {
 	meta := indexMeta(pattern)
-	if meta < 0 {
+	if meta < 0 || !utf8.ValidString(p) || strings.ContainsRune(pattern, utf8.RuneError) {
+		// The glob matcher reads bytes that are not UTF-8 as U+FFFD,
+		// which a byte comparison would not: leave those to it.
 		return true
 	}
 	prefix := pattern[:strings.LastIndexByte(pattern[:meta], '/')+1]
 	if !strings.HasPrefix(p, prefix) && !(len(p)+1 == len(prefix) && strings.HasPrefix(prefix, p)) {
 		return false
+	}
+	if strings.ContainsAny(pattern, "{[") {
+		return true // a brace or class may hold a "/": no last segment to find
 	}
 	last := pattern[strings.LastIndexByte(pattern, '/')+1:]
 	if last == "" {

@@ -1,0 +1,183 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fence-sandbox/fence/policy"
+)
+
+// pipeListener hands the server the far ends of in-memory connections.
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newPipeListener() *pipeListener {
+	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
+func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
+
+// dial sends raw bytes to the server and reads what comes back, briefly.
+func (l *pipeListener) exchange(raw []byte) []byte {
+	client, server := net.Pipe()
+	defer client.Close()
+	l.conns <- server
+	client.SetDeadline(time.Now().Add(50 * time.Millisecond))
+	go client.Write(raw)
+	out, _ := io.ReadAll(client)
+	return out
+}
+
+// fuzzRig is both proxies on in-memory listeners, with a resolver that
+// maps names to made-up addresses and a dialler that records every
+// address the proxies try and connects to nothing.
+type fuzzRig struct {
+	http, socks *pipeListener
+	mu          sync.Mutex
+	dialed      []string
+}
+
+// The policy allows allowed.test (127.0.0.1), the literal 127.0.0.1 and
+// *.wild.test; it denies bad.wild.test. meta.test resolves to the
+// metadata address and evil.test to an address no rule allows.
+var fuzzNames = map[string]string{
+	"allowed.test": "127.0.0.1", "a.wild.test": "127.0.0.1", "bad.wild.test": "127.0.0.2",
+	"meta.test": "169.254.169.254", "evil.test": "10.9.9.9",
+}
+
+func newFuzzRig(f *testing.F) *fuzzRig {
+	r := &fuzzRig{http: newPipeListener(), socks: newPipeListener()}
+	s := &Server{
+		Policy: policy.Compile(policy.Config{Network: policy.Network{
+			AllowedDomains: []string{"allowed.test", "*.wild.test", "127.0.0.1", "meta.test"},
+			DeniedDomains:  []string{"bad.wild.test"},
+		}}, policy.Env{}),
+		Resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
+			if a, ok := fuzzNames[host]; ok {
+				return []netip.Addr{netip.MustParseAddr(a)}, nil
+			}
+			return nil, errors.New("no such host")
+		},
+		Dial: func(_ context.Context, _, addr string) (net.Conn, error) {
+			r.mu.Lock()
+			r.dialed = append(r.dialed, addr)
+			r.mu.Unlock()
+			return nil, errors.New("fuzz: no network")
+		},
+	}
+	go s.ServeHTTP(r.http)
+	go s.ServeSOCKS(r.socks)
+	f.Cleanup(func() { r.http.Close(); r.socks.Close() })
+	return r
+}
+
+// checkDialed fails the test for any address but 127.0.0.1: every other
+// one came from a name or literal the policy refuses.
+func (r *fuzzRig) checkDialed(t *testing.T, input []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, addr := range r.dialed {
+		ap, err := netip.ParseAddrPort(addr)
+		if err != nil || ap.Addr() != netip.MustParseAddr("127.0.0.1") {
+			t.Fatalf("input %q made the proxy dial %s", input, addr)
+		}
+	}
+	r.dialed = r.dialed[:0]
+}
+
+// FuzzHTTPProxy sends arbitrary bytes to the HTTP proxy: it must not
+// panic, and must dial nothing the policy refuses.
+func FuzzHTTPProxy(f *testing.F) {
+	for _, seed := range []string{
+		"CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n",
+		"CONNECT bad.wild.test:443 HTTP/1.1\r\n\r\n",
+		"CONNECT meta.test:80 HTTP/1.1\r\n\r\n",
+		"CONNECT 169.254.169.254:80 HTTP/1.1\r\n\r\n",
+		"CONNECT [::ffff:127.0.0.1]:80 HTTP/1.1\r\n\r\n",
+		"GET http://allowed.test/x HTTP/1.1\r\nHost: evil.test\r\n\r\n",
+		"GET http://evil.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+		"GET http://ALLOWED.TEST./ HTTP/1.1\r\n\r\n",
+		"GET http://a.wild.test:8080/ HTTP/1.1\r\n\r\n",
+		"GET http://user@evil.test@allowed.test/ HTTP/1.1\r\n\r\n",
+		"GET /relative HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+		"CONNECT allowed.test:443 HTTP/1.0\r\n\r\nGET http://evil.test/ HTTP/1.1\r\n\r\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	r := newFuzzRig(f)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		r.http.exchange(raw)
+		r.checkDialed(t, raw)
+	})
+}
+
+// FuzzSOCKSProxy does the same for the SOCKS5 proxy.
+func FuzzSOCKSProxy(f *testing.F) {
+	name := func(host string, port byte) []byte {
+		return append(append([]byte{5, 1, 0, 5, 1, 0, 3, byte(len(host))}, host...), 0, port)
+	}
+	for _, seed := range [][]byte{
+		name("allowed.test", 80), name("bad.wild.test", 80), name("meta.test", 80), name("evil.test", 80),
+		{5, 1, 0, 5, 1, 0, 1, 127, 0, 0, 1, 0, 80},
+		{5, 1, 0, 5, 1, 0, 1, 169, 254, 169, 254, 0, 80},
+		{5, 1, 0, 5, 1, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 1, 0, 80},
+		{5, 1, 0, 5, 2, 0, 1, 127, 0, 0, 1, 0, 80}, // BIND
+		{5, 1, 0, 5, 3, 0, 1, 127, 0, 0, 1, 0, 80}, // UDP ASSOCIATE
+		{4, 1, 0, 80, 127, 0, 0, 1, 0},             // SOCKS4
+	} {
+		f.Add(seed)
+	}
+	r := newFuzzRig(f)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		r.socks.exchange(raw)
+		r.checkDialed(t, raw)
+	})
+}
+
+// TestFuzzRigDials makes sure the fuzz rig sees the dials it judges: an
+// allowed CONNECT and an allowed SOCKS request reach the dialler.
+func TestFuzzRigDials(t *testing.T) {
+	r := &fuzzRig{http: newPipeListener(), socks: newPipeListener()}
+	s := &Server{
+		Policy: policy.Compile(policy.Config{Network: policy.Network{AllowedDomains: []string{"allowed.test"}}}, policy.Env{}),
+		Resolve: func(context.Context, string) ([]netip.Addr, error) {
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+		},
+		Dial: func(_ context.Context, _, addr string) (net.Conn, error) {
+			r.mu.Lock()
+			r.dialed = append(r.dialed, addr)
+			r.mu.Unlock()
+			return nil, errors.New("no network")
+		},
+	}
+	go s.ServeHTTP(r.http)
+	go s.ServeSOCKS(r.socks)
+	defer r.http.Close()
+	defer r.socks.Close()
+	r.http.exchange([]byte("CONNECT allowed.test:443 HTTP/1.1\r\n\r\n"))
+	r.socks.exchange(append([]byte{5, 1, 0, 5, 1, 0, 3, 12}, append([]byte("allowed.test"), 0, 80)...))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.dialed) != 2 || r.dialed[0] != "127.0.0.1:443" || r.dialed[1] != "127.0.0.1:80" {
+		t.Errorf("dialled %q, want 127.0.0.1:443 and 127.0.0.1:80", r.dialed)
+	}
+}

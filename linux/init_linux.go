@@ -23,6 +23,9 @@ func IsInit() bool { return len(os.Args) == 1 && os.Args[0] == initArg0 }
 
 // InitMain runs the sandbox init and exits with the command's status.
 func InitMain() {
+	// Before anything else: signals forwarded while the sandbox is being
+	// built wait here and go to the command once it runs.
+	signal.Notify(initSignals, forwarded...)
 	code, err := initRun()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fence: error: %v\n", err)
@@ -147,8 +150,7 @@ func runCommand(w *wire) (int, error) {
 		fmt.Fprintf(os.Stderr, "fence: %v\n", err)
 		return code, nil
 	}
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
+	sigs := initSignals
 	cmd := &exec.Cmd{
 		Path: path, Args: plan.Argv, Env: w.Env, Dir: plan.Dir,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
@@ -267,3 +269,6 @@ func keptForCommand(fds []int) []*os.File {
 	}
 	return sandbox.ExtraFiles(keep)
 }
+
+// initSignals holds the signals forwarded to the init, from its start.
+var initSignals = make(chan os.Signal, 16)

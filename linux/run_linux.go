@@ -134,18 +134,20 @@ func supervise(w *wire, stderr io.Writer) (int, error) {
 		}
 		return 0, fmt.Errorf("start sandbox init: %w", err)
 	}
-	sigs := forwardSignals(cmd.Process)
+	ready := make(chan struct{})
+	sigs := forwardSignals(cmd.Process, ready)
 	defer signal.Stop(sigs)
-	return serve(cmd, w, planW, statR, forwards, listeners, stderr)
+	return serve(cmd, w, planW, statR, ready, forwards, listeners, stderr)
 }
 
 // serve hands the started init its plan, serves what the sandbox needs
 // from outside (proxies, -p relays, exec judging) while it runs, and
 // returns the command's exit code.
-func serve(cmd *exec.Cmd, w *wire, planW, statR *os.File, forwards, listeners []net.Listener, stderr io.Writer) (int, error) {
+func serve(cmd *exec.Cmd, w *wire, planW, statR *os.File, ready chan struct{}, forwards, listeners []net.Listener, stderr io.Writer) (int, error) {
 	werr := json.NewEncoder(planW).Encode(w)
 	planW.Close()
 	status, files := readStatus(statR)
+	close(ready) // the init takes signals now (or is gone)
 	if w.Plan.ExecArgv && len(files) > 0 {
 		go judgeExecs(files[len(files)-1], w.Plan, stderr)
 		files = files[:len(files)-1]
@@ -208,10 +210,15 @@ func initCommand(w *wire, planR, statW *os.File) *exec.Cmd {
 	}
 }
 
-func forwardSignals(p *os.Process) chan os.Signal {
+// forwardSignals passes the signals fence gets on to the init, once ready
+// is closed: before it reports, the init may not have its handlers yet,
+// and an init (pid 1) without them would not die of the signal but of
+// the Go runtime giving up on it.
+func forwardSignals(p *os.Process, ready <-chan struct{}) chan os.Signal {
 	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
+	signal.Notify(sigs, forwarded...)
 	go func() {
+		<-ready
 		for s := range sigs {
 			p.Signal(s)
 		}
@@ -268,3 +275,6 @@ func keptFiles(fds []int) []*os.File {
 	}
 	return files
 }
+
+// forwarded are the signals the supervisor and the init pass on.
+var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2}

@@ -3,12 +3,20 @@
 #
 #   scripts/bench.sh          # Go benchmarks, then whole-process timings
 #   RUNS=500 scripts/bench.sh
+#   scripts/bench.sh load     # 500 sandboxes, 16 at a time, then a leak check
 #
 # Whole-process timings run the built binary the way an agent does, once
-# per command, and report the mean wall time per call.
+# per command, and report the median wall time of RUNS runs and its ratio
+# to running the command directly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-200}
+
+if [ "${1:-}" = load ]; then
+	echo "== load: ${LOAD:-500} sandboxes, 16 at a time (default policy, code template with proxy, killed mid-run)"
+	go test ./linux -run '^TestLoad$' -load "${LOAD:-500}" -count=1 -v | grep -E 'sandboxes/s|^(---|ok|FAIL)|load_test'
+	exit
+fi
 
 echo "== go benchmarks (policy)"
 go test ./policy -run '^$' -bench . -benchmem
@@ -19,34 +27,61 @@ go test ./cmd -run '^$' -bench CheckStdin -benchtime 20x
 echo "== proxies: bulk through a CONNECT tunnel vs direct loopback, cost of a new connection"
 go test ./sandbox/proxy -run '^$' -bench . -benchtime 2s
 
-echo "== sandbox start-up: true, unshare -Urmnp -f true, fence -t code -- true (median-ms per run)"
+echo "== sandbox start-up in Go: true, unshare -Urmnp -f true, fence -t code -- true (median-ms, peak RSS)"
 go test ./linux -run '^$' -bench 'True' -benchtime "${runs}x"
 go test ./linux -run '^$' -bench 'ProxyHandover' -benchmem
 
+root=$PWD
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 CGO_ENABLED=0 go build -trimpath -o "$work/fence" .
 mkdir -p "$work/home/.config/fence" "$work/repo/a/b"
 printf '{"extends": "code"}\n' >"$work/home/.config/fence/fence.jsonc"
 printf '{"extends": "@base", "filesystem": {"allowWrite": ["."]}}\n' >"$work/repo/fence.jsonc"
+printf '{}\n' >"$work/empty.jsonc"
 
-# mean_ms CMD...: mean wall time of $runs runs of CMD, in milliseconds.
-mean_ms() {
-	local start end
-	start=$(date +%s%N)
-	for ((i = 0; i < runs; i++)); do "$@" >/dev/null 2>&1; done
-	end=$(date +%s%N)
-	awk -v ns=$((end - start)) -v n="$runs" 'BEGIN { printf "%.2f", ns / n / 1e6 }'
+# median_ms CMD...: the median wall time of $runs runs of CMD, in ms.
+median_ms() {
+	local i start end
+	for ((i = 0; i < runs; i++)); do
+		start=$(date +%s%N)
+		"$@" >/dev/null 2>&1 || true
+		end=$(date +%s%N)
+		echo $((end - start))
+	done | sort -n | awk '{ a[NR] = $1 } END { printf "%.2f", a[int((NR + 1) / 2)] / 1e6 }'
 }
 
-echo "== whole process, mean of $runs runs"
+# row NAME CMD...: one line of the table, with the ratio to `true`.
+base=
+row() {
+	local name=$1 ms
+	shift
+	ms=$(median_ms "$@")
+	[ -n "$base" ] || base=$ms
+	awk -v n="$name" -v ms="$ms" -v b="$base" 'BEGIN { printf "%-56s %8.2f ms %7.1fx\n", n, ms, ms / b }'
+}
+
+echo "== whole processes, median of $runs runs, and the ratio to true"
 cd "$work/repo/a/b"
 export HOME="$work/home" XDG_CONFIG_HOME=
-printf '%-52s %8s ms\n' "fence --version" "$(mean_ms "$work/fence" --version)"
-printf '%-52s %8s ms\n' "fence config show -t code" "$(mean_ms "$work/fence" config show -t code)"
-printf '%-52s %8s ms\n' "fence config show (project -> @base -> code chain)" "$(mean_ms "$work/fence" config show)"
+git init -q "$work/git" && (cd "$work/git" && echo hi >f && git add f && git -c user.email=b@e -c user.name=b commit -qm x)
+row "true" true
+row "unshare -Urmnp -f true" unshare -Urmnp -f true
+if command -v bwrap >/dev/null; then
+	row "bwrap --unshare-all --ro-bind / / --dev /dev --proc /proc true" bwrap --unshare-all --ro-bind / / --dev /dev --proc /proc true
+else
+	echo "bwrap not installed: no bwrap row"
+fi
+row "fence --version" "$work/fence" --version
+row "fence -s empty.jsonc -- true (no proxies)" "$work/fence" -s "$work/empty.jsonc" -- true
+row "fence -t code -- true" "$work/fence" -t code -- true
+row "fence config show (project -> @base -> code chain)" "$work/fence" config show
+row "git status (small repo)" git -C "$work/git" status
+row "fence -t code -- git status (small repo)" sh -c "cd '$work/git' && '$work/fence' -t code -- git status"
+peak=$(/usr/bin/env time -f %M "$work/fence" -t code -- true 2>&1 >/dev/null | tail -1 || true)
+echo "supervisor peak RSS (fence -t code -- true): ${peak:-?} KB"
 
-echo "== fence check --stdin: 200,000 path queries in one process (decisions/s)"
+echo "== fence check --stdin: 200,000 path queries in one process, through a pipe"
 mkdir -p src/pkg keys && touch src/main.go src/pkg/util.go .env keys/server.pem
 for p in src/main.go src/pkg/util.go .env keys/server.pem docs/README.md missing/a/b.txt /etc/hosts "$HOME/.ssh/id_rsa" ../outside.txt src/pkg/new.go; do
 	printf '{"access":"read","path":"%s"}\n{"access":"write","path":"%s"}\n' "$p" "$p"
@@ -56,4 +91,5 @@ start=$(date +%s%N)
 "$work/fence" check --stdin <"$work/queries.jsonl" >"$work/answers.jsonl" || true
 end=$(date +%s%N)
 answers=$(wc -l <"$work/answers.jsonl")
-awk -v ns=$((end - start)) -v n="$answers" 'BEGIN { printf "%-52s %8.0f decisions/s (%d answers)\n", "fence check --stdin", n / (ns / 1e9), n }'
+awk -v ns=$((end - start)) -v n="$answers" 'BEGIN { printf "%-56s %8.0f decisions/s (%d answers)\n", "fence check --stdin", n / (ns / 1e9), n }'
+cd "$root"

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,11 +186,11 @@ func grantTarget(opts policy.Options, file string) (string, error) {
 		path = projectFile(opts.Dir)
 	}
 	real := sandbox.ResolvePath(path, opts.Dir)
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		project := sandbox.ResolvePath(policy.WorkspaceRoot(filepath.Dir(path)), opts.Dir)
-		if !under(real, project) {
-			return "", fmt.Errorf("refusing to edit %s: it is a link to %s, outside the project %s", path, real, project)
-		}
+	// A link, the file's or a directory's on the way, must not lead out
+	// of the project the path names.
+	root := policy.WorkspaceRoot(filepath.Dir(path))
+	if project := sandbox.ResolvePath(root, opts.Dir); real != path && !under(real, project) {
+		return "", fmt.Errorf("refusing to edit %s: it is a link to %s, outside the project %s", path, real, project)
 	}
 	userDir := sandbox.ResolvePath(opts.UserConfigDir, opts.Dir)
 	if under(real, userDir) {

@@ -157,15 +157,12 @@ func runCommand(w *wire) (int, error) {
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: w.Foreground, Foreground: w.Foreground, Ctty: 0},
 		ExtraFiles:  keptForCommand(plan.KeepFDs),
 	}
+	limitAddressSpace(cmd, plan.Limits.AddressSpaceMB)
 	if err := setInheritedLimits(plan.Limits); err != nil {
 		return 0, err
 	}
 	if err := startCommand(cmd, plan.ExecArgv); err != nil {
 		return startError(plan.Argv[0], err), nil
-	}
-	if err := limitAddressSpace(cmd.Process.Pid, plan.Limits.AddressSpaceMB); err != nil {
-		cmd.Process.Kill()
-		return 0, err
 	}
 	done := make(chan int, 1)
 	go func() { done <- reap(cmd.Process.Pid) }()

@@ -3,6 +3,7 @@ package linux
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -26,10 +27,11 @@ func watchTimeout(p *os.Process, d time.Duration) (fired func() bool, stop func(
 	return done.Load, func() { t.Stop() }
 }
 
-// inheritedLimits are the resource limits the init sets on itself before it
+// setInheritedLimits sets the resource limits on the init just before it
 // starts the command, so that the command and everything it forks inherit
-// them from the first instruction on. The address-space limit is not among
-// them: the init's Go runtime has reserved more than a small limit allows.
+// them from its first instruction. The address-space limit is not among
+// them: the init's Go runtime has reserved more address space than a small
+// limit allows, and would fail to start a thread (see limitAddressSpace).
 func setInheritedLimits(l policy.RunLimits) error {
 	for _, r := range []struct {
 		resource int
@@ -57,14 +59,15 @@ func setInheritedLimits(l policy.RunLimits) error {
 	return nil
 }
 
-// limitAddressSpace sets RLIMIT_AS on the started command.
-func limitAddressSpace(pid int, mb uint64) error {
+// limitAddressSpace makes cmd start through the system shell, which sets
+// RLIMIT_AS (soft and hard) and then execs the command in its place, so
+// that the limit holds from the command's first instruction. The command
+// sees its resolved path as argv[0].
+func limitAddressSpace(cmd *exec.Cmd, mb uint64) {
 	if mb == 0 {
-		return nil
+		return
 	}
-	lim := unix.Rlimit{Cur: mb << 20, Max: mb << 20}
-	if err := unix.Prlimit(pid, unix.RLIMIT_AS, &lim, nil); err != nil {
-		return fmt.Errorf("set the address-space limit: %w", err)
-	}
-	return nil
+	script := fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`, mb<<10)
+	cmd.Args = append([]string{"/bin/sh", "-c", script, cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = "/bin/sh"
 }

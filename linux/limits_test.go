@@ -28,6 +28,8 @@ func TestLimits(t *testing.T) {
 			[]string{"--limit-nofile", "1000", "--limit-cpu", "2", "-c", "ulimit -n -t"}, 0, `(?m)^open files .* 40\ncpu time .* 2$`, ""},
 		{"file size", `{"filesystem": {"allowWrite": ["."]}}`,
 			[]string{"--limit-fsize", "1", "-c", "head -c 3M /dev/zero > big; echo $?; stat -c %s big"}, 0, `^153\n1048576\n$`, `File size limit exceeded`},
+		{"address space", `{}`,
+			[]string{"--limit-as", "100", "-c", `v=$(head -c 150M /dev/zero | tr "\0" x); echo ${#v}`}, 2, "", `cannot allocate`},
 		{"cpu time", `{}`,
 			[]string{"--limit-cpu", "1", "-c", "while :; do :; done"}, 128 + 24, "", ""},
 		{"the policy cannot lower openFiles below what start-up needs", `{"limits": {"openFiles": 8}}`,

@@ -12,12 +12,21 @@ import (
 // works in it.
 func grantProject(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	t.Chdir(dir)
-	t.Setenv("HOME", dir+"/home")
-	t.Setenv("XDG_CONFIG_HOME", "")
+	dir := workIn(t, "home")
 	must(t, os.MkdirAll(dir+"/.git", 0o755))
 	must(t, os.WriteFile(dir+"/fence.jsonc", []byte("// keep me\n{\"extends\": \"code\"}\n"), 0o640))
+	return dir
+}
+
+// workIn makes a temporary directory the working directory, with HOME
+// the directory itself (home "") or a directory in it, and no
+// XDG_CONFIG_HOME, so that no config of the machine's is found.
+func workIn(t *testing.T, home string) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("HOME", filepath.Join(dir, home))
+	t.Setenv("XDG_CONFIG_HOME", "")
 	return dir
 }
 

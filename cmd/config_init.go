@@ -87,22 +87,18 @@ func writeAtomic(path string, data []byte, force bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create directory %q: %w", dir, err)
 	}
-	tmp, err := os.CreateTemp(dir, ".fence-init-*")
+	tmp, err := writeTemp(path, data, 0o644)
 	if err != nil {
-		return fmt.Errorf("create temporary file: %w", err)
+		return err
 	}
-	defer os.Remove(tmp.Name())
-	_, werr := tmp.Write(data)
-	if err := errors.Join(werr, tmp.Chmod(0o644), tmp.Sync(), tmp.Close()); err != nil {
-		return fmt.Errorf("write %q: %w", tmp.Name(), err)
-	}
+	defer os.Remove(tmp)
 	if force {
-		if err := os.Rename(tmp.Name(), path); err != nil {
+		if err := os.Rename(tmp, path); err != nil {
 			return fmt.Errorf("replace %q: %w", path, err)
 		}
 		return nil
 	}
-	if err := os.Link(tmp.Name(), path); err != nil {
+	if err := os.Link(tmp, path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%q already exists: use --force to replace it", path)
 		}

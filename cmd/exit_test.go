@@ -11,10 +11,7 @@ import (
 // for a signal, 126 and 127 as a shell's, 1 for lint --strict findings,
 // and 125 for every fence error.
 func TestExitCodes(t *testing.T) {
-	dir := t.TempDir()
-	t.Chdir(dir)
-	t.Setenv("HOME", dir)
-	t.Setenv("XDG_CONFIG_HOME", "")
+	dir := workIn(t, "")
 	files := map[string]string{
 		"broad.jsonc":  `{"filesystem": {"allowWrite": ["/"]}}`,
 		"broken.jsonc": `{"filesystem": {"allowWrite": "."}}`,

@@ -13,10 +13,7 @@ import (
 // blocks (no sandbox needed): times and directories are replaced before
 // the comparison with testdata/report/blocked.json.
 func TestReportGolden(t *testing.T) {
-	dir := t.TempDir()
-	t.Chdir(dir)
-	t.Setenv("HOME", dir)
-	t.Setenv("XDG_CONFIG_HOME", "")
+	dir := workIn(t, "")
 	must(t, os.WriteFile("fence.jsonc", []byte(`{"extends": "code", "command": {"deny": ["npm publish"]}}`), 0o644))
 	var stdout, stderr bytes.Buffer
 	if code := Main([]string{"--report", "out/../r.json", "-c", "npm test && npm publish --tag next"}, &stdout, &stderr); code != 125 {

@@ -64,7 +64,7 @@ var fuzzNames = map[string]string{
 	"meta.test": "169.254.169.254", "evil.test": "10.9.9.9",
 }
 
-func newFuzzRig(f *testing.F) *fuzzRig {
+func newFuzzRig(tb testing.TB) *fuzzRig {
 	r := &fuzzRig{http: newPipeListener(), socks: newPipeListener()}
 	s := &Server{
 		Policy: policy.Compile(policy.Config{Network: policy.Network{
@@ -86,7 +86,7 @@ func newFuzzRig(f *testing.F) *fuzzRig {
 	}
 	go s.ServeHTTP(r.http)
 	go s.ServeSOCKS(r.socks)
-	f.Cleanup(func() { r.http.Close(); r.socks.Close() })
+	tb.Cleanup(func() { r.http.Close(); r.socks.Close() })
 	return r
 }
 
@@ -156,23 +156,7 @@ func FuzzSOCKSProxy(f *testing.F) {
 // TestFuzzRigDials makes sure the fuzz rig sees the dials it judges: an
 // allowed CONNECT and an allowed SOCKS request reach the dialler.
 func TestFuzzRigDials(t *testing.T) {
-	r := &fuzzRig{http: newPipeListener(), socks: newPipeListener()}
-	s := &Server{
-		Policy: policy.Compile(policy.Config{Network: policy.Network{AllowedDomains: []string{"allowed.test"}}}, policy.Env{}),
-		Resolve: func(context.Context, string) ([]netip.Addr, error) {
-			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
-		},
-		Dial: func(_ context.Context, _, addr string) (net.Conn, error) {
-			r.mu.Lock()
-			r.dialed = append(r.dialed, addr)
-			r.mu.Unlock()
-			return nil, errors.New("no network")
-		},
-	}
-	go s.ServeHTTP(r.http)
-	go s.ServeSOCKS(r.socks)
-	defer r.http.Close()
-	defer r.socks.Close()
+	r := newFuzzRig(t)
 	r.http.exchange([]byte("CONNECT allowed.test:443 HTTP/1.1\r\n\r\n"))
 	r.socks.exchange(append([]byte{5, 1, 0, 5, 1, 0, 3, 12}, append([]byte("allowed.test"), 0, 80)...))
 	r.mu.Lock()

@@ -125,6 +125,12 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	if o.degraded != "refuse" && o.degraded != "warn" {
 		return fmt.Errorf("--degraded %q: want refuse or warn", o.degraded)
 	}
+	if err := sandbox.CheckKeepFDs(o.keepFDs, fdOpen); err != nil {
+		return err
+	}
+	if err := o.limits.check(); err != nil {
+		return err
+	}
 	res, opts, err := o.policy.load()
 	if err != nil {
 		return err
@@ -146,12 +152,6 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	}
 	plan, err := planFor(pol, args, o.shell, o.degraded)
 	if err != nil {
-		return err
-	}
-	if err := sandbox.CheckKeepFDs(o.keepFDs, fdOpen); err != nil {
-		return err
-	}
-	if err := o.limits.check(); err != nil {
 		return err
 	}
 	plan.Monitor, plan.Recorder, plan.KeepFDs = o.monitor, rec, o.keepFDs
@@ -237,8 +237,11 @@ func preflight(pol *policy.Policy, argv []string, shell string) sandbox.Verdict 
 	return sandbox.PreflightArgv(pol, argv)
 }
 
-// fdOpen reports whether fence has descriptor n open.
+// fdOpen reports whether fence was given descriptor n: it is open and
+// not close-on-exec. Every descriptor fence (and the Go runtime, which
+// keeps a few) opens itself is close-on-exec, and one the caller passed
+// could not be, or it would not have reached fence.
 func fdOpen(n int) bool {
-	_, err := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0)
-	return err == nil
+	flags, err := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0)
+	return err == nil && flags&unix.FD_CLOEXEC == 0
 }

@@ -29,8 +29,6 @@ type Recorder struct {
 	Policy *policy.Policy
 	// Sink, when set, hears about each denial at once (the audit log).
 	Sink func(Denial)
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
 
 	mu      sync.Mutex
 	denials []Denial
@@ -53,11 +51,7 @@ func (r *Recorder) Network(proto, target string, d policy.NetDecision) {
 }
 
 func (r *Recorder) add(layer string, d policy.Decision) {
-	now := time.Now
-	if r.Now != nil {
-		now = r.Now
-	}
-	den := Denial{Time: now().UTC(), Layer: layer, Decision: d}
+	den := Denial{Time: time.Now().UTC(), Layer: layer, Decision: d}
 	r.mu.Lock()
 	r.denials = append(r.denials, den)
 	r.mu.Unlock()

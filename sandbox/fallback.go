@@ -11,7 +11,7 @@ import (
 var Weaker = []string{
 	"no mount namespace: directories on the way to a denied path cannot be listed, and new files cannot be created directly in them",
 	"no private /tmp: TMPDIR points to a private directory instead",
-	"no pid namespace: host processes are visible, and daemons the command starts can outlive it",
+	"no pid namespace: host processes are visible, and daemons the command starts can outlive it (and the timeout)",
 	"no network namespace: Landlock limits TCP to fence's proxies on the host's loopback (and allowLocalOutboundPorts, by port alone, on any address); UDP is not restricted",
 	"no mount masks: the host's unix sockets stay reachable unless Landlock (ABI 9) can refuse them",
 }

@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -50,8 +51,14 @@ func PreflightShell(p *policy.Policy, src string) Verdict {
 		// built at run time, which command.dynamic "allow" lets through.
 		return Verdict{}
 	}
-	return (&preflight{pol: p}).shell(src, lazyText{text: src}, 0)
+	f := &preflight{pol: p, parser: parsers.Get().(*syntax.Parser)}
+	defer parsers.Put(f.parser)
+	return f.shell(src, lazyText{text: src}, 0)
 }
+
+// parsers keeps bash parsers for reuse: one is a few kilobytes to set up,
+// and an agent's shell runs preflight on every command.
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
 // mentionsRuleName reports whether src, with quotes and backslashes
 // removed, holds a name some rule is about as a word of its own (a glob
@@ -68,9 +75,9 @@ func mentionsRuleName(p *policy.Policy, src string) bool {
 
 // unquoted is src without quote characters, backslashes and escaped
 // newlines: what the names in it can spell, however they are quoted.
-func unquoted(src string) string {
-	return strings.NewReplacer("\\\n", "", "'", "", "\"", "", "\\", "", "\x00", "").Replace(src)
-}
+func unquoted(src string) string { return unquoter.Replace(src) }
+
+var unquoter = strings.NewReplacer("\\\n", "", "'", "", "\"", "", "\\", "", "\x00", "")
 
 // containsWord reports whether name appears in text not glued to other
 // word characters (ASCII letters, digits, underscore). Anything else
@@ -110,6 +117,9 @@ type preflight struct {
 	// rules apply, and command.deny only with ssh.inheritDeny.
 	remote *policy.SSHPolicy
 	argv   []string // scratch space for check
+	// words holds the words of the command being judged, one buffer per
+	// shell nesting depth, reused from command to command.
+	words [maxNesting + 1][]word
 }
 
 // word is one argument: its value when it is literal.
@@ -156,10 +166,11 @@ func (f *preflight) shell(src string, context lazyText, depth int) Verdict {
 		if v.Blocked || !ok || len(call.Args) == 0 {
 			return !v.Blocked
 		}
-		words := make([]word, len(call.Args))
-		for i, w := range call.Args {
-			words[i] = literalWord(w)
+		words := f.words[depth][:0]
+		for _, w := range call.Args {
+			words = append(words, literalWord(w))
 		}
+		f.words[depth] = words
 		v = f.check(words, lazyText{words: call.Args}, depth)
 		return !v.Blocked
 	})

@@ -44,8 +44,23 @@ func Doctor() []Finding {
 	}
 	out = append(out, f, Finding{Name: "seccomp", OK: seccompAvailable(), Detail: "filter mode with TSYNC"})
 	limits, ok := userNSLimits()
-	out = append(out, Finding{Name: "user namespaces", OK: ok, Detail: limits})
+	out = append(out, Finding{Name: "user namespaces", OK: ok, Detail: limits}, limitsFinding())
 	return append(out, probe())
+}
+
+// limitsFinding says how the limits section is enforced here: resource
+// limits always, and what they cannot do for root.
+func limitsFinding() Finding {
+	detail := "timeout, and cpu, address space, file size, open files and processes as resource limits"
+	if os.Getuid() == 0 {
+		detail += "; the process limit does not bind root, so as root only a timeout ends a fork bomb"
+	}
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err != nil {
+		detail += "; cgroup v1 here (fence does not use cgroups yet)"
+	} else {
+		detail += "; cgroup v2 here, which fence does not use yet"
+	}
+	return Finding{Name: "limits", OK: true, Detail: detail}
 }
 
 func seccompAvailable() bool {

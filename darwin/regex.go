@@ -44,11 +44,11 @@ func translate(b *strings.Builder, p string, fold bool) {
 				b.WriteString(`\[`)
 				continue
 			}
-			class := p[i+1 : i+1+end]
+			class, negate := p[i+1:i+1+end], ""
 			if strings.HasPrefix(class, "!") || strings.HasPrefix(class, "^") {
-				class = "^/" + class[1:]
+				class, negate = class[1:], "^/"
 			}
-			b.WriteString("[" + foldClass(class, fold) + "]")
+			b.WriteString("[" + negate + classBody(foldClass(class, fold)) + "]")
 			i += end + 1
 		case c == '{':
 			end := strings.IndexByte(p[i:], '}')
@@ -90,4 +90,26 @@ func foldClass(class string, fold bool) string {
 		return class
 	}
 	return strings.ToLower(class) + strings.ToUpper(class)
+}
+
+// classBody writes the inside of a glob character class for a regex: a
+// backslash escape stands for the character itself, ranges stay ranges,
+// and characters a regex class treats specially are escaped.
+func classBody(class string) string {
+	var b strings.Builder
+	for i := 0; i < len(class); i++ {
+		c := class[i]
+		if c == '\\' && i+1 < len(class) {
+			i++
+			c = class[i]
+		} else if c == '-' {
+			b.WriteByte(c)
+			continue
+		}
+		if strings.IndexByte(`\[]^-`, c) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }

@@ -48,7 +48,7 @@ func translate(b *strings.Builder, p string, fold bool) {
 			if strings.HasPrefix(class, "!") || strings.HasPrefix(class, "^") {
 				class, negate = class[1:], "^/"
 			}
-			b.WriteString("[" + negate + classBody(foldClass(class, fold)) + "]")
+			b.WriteString("[" + negate + foldClass(class, fold) + "]")
 			i += end + 1
 		case c == '{':
 			end := strings.IndexByte(p[i:], '}')
@@ -85,11 +85,13 @@ func literal(b *strings.Builder, s string, fold bool) int {
 	return size
 }
 
+// foldClass is the regex inside of a glob class, with both cases of its
+// letters when fold.
 func foldClass(class string, fold bool) string {
 	if !fold {
-		return class
+		return classBody(class)
 	}
-	return strings.ToLower(class) + strings.ToUpper(class)
+	return classBody(strings.ToLower(class)) + classBody(strings.ToUpper(class))
 }
 
 // classBody writes the inside of a glob character class for a regex: a
@@ -102,8 +104,8 @@ func classBody(class string) string {
 		if c == '\\' && i+1 < len(class) {
 			i++
 			c = class[i]
-		} else if c == '-' {
-			b.WriteByte(c)
+		} else if c == '-' && i > 0 && i < len(class)-1 {
+			b.WriteByte(c) // a range; at either end it is the character itself
 			continue
 		}
 		if strings.IndexByte(`\[]^-`, c) >= 0 {

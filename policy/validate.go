@@ -118,8 +118,38 @@ func checkPathPattern(p string) string {
 		return "uses ~user, which is not supported: write the absolute path"
 	case !doublestar.ValidatePattern(p):
 		return "is not a valid glob: check its brackets and escapes"
+	case backwardRange(p):
+		return "has a character range that runs backwards (such as [z-a]), which matches nothing"
 	}
 	return ""
+}
+
+// CheckPathPattern says what is wrong with a path pattern, or "" when
+// nothing is: what the loader refuses in filesystem rules.
+func CheckPathPattern(p string) string { return checkPathPattern(p) }
+
+// backwardRange reports whether a character class in p holds a range whose
+// end comes before its start.
+func backwardRange(p string) bool {
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			i++
+		case '[':
+			end := strings.IndexByte(p[i+1:], ']')
+			if end < 0 {
+				return false
+			}
+			class := []rune(p[i+1 : i+1+end])
+			for k := 1; k+1 < len(class); k++ {
+				if class[k] == '-' && class[k-1] != '\\' && class[k+1] < class[k-1] {
+					return true
+				}
+			}
+			i += end + 1
+		}
+	}
+	return false
 }
 
 func checkSocketPath(p string) string {

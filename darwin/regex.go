@@ -2,9 +2,12 @@ package darwin
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/fence-sandbox/fence/policy"
 )
 
 // globRegex translates an absolute doublestar pattern into an anchored
@@ -39,7 +42,7 @@ func translate(b *strings.Builder, p string, fold bool) {
 		case c == '?':
 			b.WriteString("[^/]")
 		case c == '[':
-			end := strings.IndexByte(p[i+1:], ']')
+			end := policy.ClassEnd(p[i+1:])
 			if end < 0 {
 				b.WriteString(`\[`)
 				continue
@@ -85,33 +88,61 @@ func literal(b *strings.Builder, s string, fold bool) int {
 	return size
 }
 
-// foldClass is the regex inside of a glob class, with both cases of its
-// letters when fold.
+// foldClass is the regex inside of a glob class. With fold it matches as
+// the Linux matcher does, which lowers pattern and path alike: a character
+// c belongs when lower(c) is in the lowered class.
 func foldClass(class string, fold bool) string {
-	if !fold {
-		return classBody(class)
-	}
-	return classBody(strings.ToLower(class)) + classBody(strings.ToUpper(class))
-}
-
-// classBody writes the inside of a glob character class for a regex: a
-// backslash escape stands for the character itself, ranges stay ranges,
-// and characters a regex class treats specially are escaped.
-func classBody(class string) string {
 	var b strings.Builder
-	for i := 0; i < len(class); i++ {
-		c := class[i]
-		if c == '\\' && i+1 < len(class) {
-			i++
-			c = class[i]
-		} else if c == '-' && i > 0 && i < len(class)-1 {
-			b.WriteByte(c) // a range; at either end it is the character itself
+	if !fold {
+		for _, r := range policy.ClassRanges(class) {
+			writeRange(&b, r[0], r[1])
+		}
+		return b.String()
+	}
+	for _, r := range policy.ClassRanges(strings.ToLower(class)) {
+		if r[1]-r[0] > 512 {
+			writeRange(&b, r[0], r[1]) // wide: its case variants are left to it
 			continue
 		}
-		if strings.IndexByte(`\[]^-`, c) >= 0 {
-			b.WriteByte('\\')
+		var members []rune
+		for c := r[0]; c <= r[1]; c++ {
+			if unicode.ToLower(c) != c {
+				continue // c matches only if its lower case is in the class
+			}
+			members = append(members, c)
+			if u := unicode.ToUpper(c); u != c && unicode.ToLower(u) == c {
+				members = append(members, u)
+			}
 		}
-		b.WriteByte(c)
+		if len(members) == 0 {
+			writeRange(&b, r[0], r[1]) // not reached for a validated pattern
+			continue
+		}
+		slices.Sort(members)
+		for k := 0; k < len(members); {
+			end := k
+			for end+1 < len(members) && members[end+1] <= members[end]+1 {
+				end++
+			}
+			writeRange(&b, members[k], members[end])
+			k = end + 1
+		}
 	}
 	return b.String()
+}
+
+// writeRange writes lo-hi for a regex class, escaping what a class treats
+// specially.
+func writeRange(b *strings.Builder, lo, hi rune) {
+	b.WriteString(classChar(lo))
+	if hi != lo {
+		b.WriteString("-" + classChar(hi))
+	}
+}
+
+func classChar(r rune) string {
+	if strings.ContainsRune(`\[]^-`, r) {
+		return `\` + string(r)
+	}
+	return string(r)
 }

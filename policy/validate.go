@@ -118,8 +118,9 @@ func checkPathPattern(p string) string {
 		return "uses ~user, which is not supported: write the absolute path"
 	case !doublestar.ValidatePattern(p):
 		return "is not a valid glob: check its brackets and escapes"
-	case backwardRange(p):
-		return "has a character range that runs backwards (such as [z-a]), which matches nothing"
+	case backwardRange(p) || backwardRange(strings.ToLower(p)):
+		// Deny rules match in lower case, so [A-_] would turn into [a-_].
+		return "has a character range that runs backwards (such as [z-a]), or does once lowered for a deny rule's case-blind match"
 	}
 	return ""
 }
@@ -136,13 +137,13 @@ func backwardRange(p string) bool {
 		case '\\':
 			i++
 		case '[':
-			end := strings.IndexByte(p[i+1:], ']')
+			end := ClassEnd(p[i+1:])
 			if end < 0 {
 				return false
 			}
-			class := []rune(p[i+1 : i+1+end])
-			for k := 1; k+1 < len(class); k++ {
-				if class[k] == '-' && class[k-1] != '\\' && class[k+1] < class[k-1] {
+			class := strings.TrimLeft(p[i+1:i+1+end], "!^")
+			for _, r := range ClassRanges(class) {
+				if r[1] < r[0] {
 					return true
 				}
 			}
@@ -150,6 +151,47 @@ func backwardRange(p string) bool {
 		}
 	}
 	return false
+}
+
+// ClassEnd is the index in s (what follows a glob's '[') of the ']' that
+// closes the class, skipping escaped characters, or -1.
+func ClassEnd(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case ']':
+			return i
+		}
+	}
+	return -1
+}
+
+// ClassRanges reads the inside of a glob character class (without its
+// brackets and negation) into ranges of runes, a single character being a
+// range of one: a backslash escapes the next character, and a '-' at
+// either end, or escaped, is itself.
+func ClassRanges(class string) [][2]rune {
+	var runes []rune
+	var escaped []bool
+	rs := []rune(class)
+	for i := 0; i < len(rs); i++ {
+		esc := rs[i] == '\\' && i+1 < len(rs)
+		if esc {
+			i++
+		}
+		runes, escaped = append(runes, rs[i]), append(escaped, esc)
+	}
+	var out [][2]rune
+	for i := 0; i < len(runes); i++ {
+		if i+2 < len(runes) && runes[i+1] == '-' && !escaped[i+1] {
+			out = append(out, [2]rune{runes[i], runes[i+2]})
+			i += 2
+			continue
+		}
+		out = append(out, [2]rune{runes[i], runes[i]})
+	}
+	return out
 }
 
 func checkSocketPath(p string) string {

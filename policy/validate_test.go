@@ -47,7 +47,7 @@ func TestParseErrors(t *testing.T) {
 		{"limits timeout", `{"limits": {"timeout": "soon"}}`, `f:1:24: limits.timeout: "soon" is not a positive duration such as "30s" or "10m"`},
 		{"limits negative", `{"limits": {"cpuSeconds": -1}}`, `f:1:27: limits.cpuSeconds: -1 is negative: want a positive number, or leave it out for no limit`},
 		{"limits few files", `{"limits": {"openFiles": 3}}`, `f:1:26: limits.openFiles: 3 is too few: want at least 16`},
-		{"backward range", `{"filesystem": {"denyRead": ["/w/[z-a]"]}}`, `f:1:30: filesystem.denyRead[0]: "/w/[z-a]" has a character range that runs backwards (such as [z-a]), which matches nothing`},
+		{"backward range", `{"filesystem": {"denyRead": ["/w/[z-a]"]}}`, `f:1:30: filesystem.denyRead[0]: "/w/[z-a]" has a character range that runs backwards (such as [z-a]), or does once lowered for a deny rule's case-blind match`},
 		{"audit glob", `{"audit": {"file": "~/logs/*.jsonl"}}`, `f:1:20: audit.file: "~/logs/*.jsonl" is a glob: name one file`},
 		{"audit empty", `{"audit": {"file": " "}}`, `f:1:20: audit.file: " " is empty: name a file, such as "~/.local/state/fence/audit.jsonl"`},
 		{"syntax", "{\n  \"allowPty\": true\n  \"network\": {},\n}", `f:3:3: invalid JSONC: invalid character '"' after object value (expecting ',' or '}')`},

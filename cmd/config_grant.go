@@ -183,7 +183,10 @@ func grantTarget(opts policy.Options, file string) (string, error) {
 			path = filepath.Clean(file)
 		}
 	} else {
-		path = projectFile(opts.Dir)
+		var err error
+		if path, err = projectFile(opts.Dir); err != nil {
+			return "", err
+		}
 	}
 	real := sandbox.ResolvePath(path, opts.Dir)
 	// A link, the file's or a directory's on the way, must not lead out
@@ -207,19 +210,27 @@ func grantTarget(opts policy.Options, file string) (string, error) {
 // projectFile is the config that discovery finds for dir within its
 // project (fence.jsonc, else fence.json, nearest first, up to the git top
 // level), or a new fence.jsonc at the project root.
-func projectFile(dir string) string {
+//
+// A config further up, outside the project, applies here today; a new
+// file would shadow it (discovery stops at the first it finds) and drop
+// its rules, so fence refuses and names it instead.
+func projectFile(dir string) (string, error) {
 	root := policy.WorkspaceRoot(dir)
-	for d := dir; under(d, root); d = filepath.Dir(d) {
+	for d := dir; ; d = filepath.Dir(d) {
 		for _, name := range []string{"fence.jsonc", "fence.json"} {
-			if _, err := os.Lstat(filepath.Join(d, name)); err == nil {
-				return filepath.Join(d, name)
+			found := filepath.Join(d, name)
+			if _, err := os.Lstat(found); err != nil {
+				continue
 			}
+			if under(d, root) {
+				return found, nil
+			}
+			return "", fmt.Errorf("%s applies here, from above the project %s; a new fence.jsonc in the project would replace it and drop its rules: edit it with --file %s, or start a project file with fence config init", found, root, found)
 		}
-		if d == root {
-			break
+		if d == filepath.Dir(d) {
+			return filepath.Join(root, "fence.jsonc"), nil
 		}
 	}
-	return filepath.Join(root, "fence.jsonc")
 }
 
 func under(p, dir string) bool {

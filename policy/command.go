@@ -83,8 +83,8 @@ func (p *Policy) DecideCommand(argv []string) CommandDecision {
 type commandIndex struct {
 	byName map[string][]int
 	globs  []int
-	// prefixes are the literal starts of the glob rules' names.
-	prefixes []string
+	// needles are each rule's ruleNeedles, in rule order.
+	needles [][]Needle
 }
 
 func newCommandIndex(rules []CommandRule) commandIndex {
@@ -92,35 +92,60 @@ func newCommandIndex(rules []CommandRule) commandIndex {
 	for i, r := range rules {
 		if r.glob[0] {
 			ix.globs = append(ix.globs, i)
-			ix.prefixes = append(ix.prefixes, r.Tokens[0][:strings.IndexAny(r.Tokens[0], "*?[")])
 		} else {
 			ix.byName[r.Tokens[0]] = append(ix.byName[r.Tokens[0]], i)
 		}
+		ix.needles = append(ix.needles, ruleNeedles(r))
 	}
 	return ix
 }
 
-// RuleNames calls yield with every command name a deny rule (or, once
-// the ssh section says anything, the ssh rules) can be about, and with
-// the literal start of each glob rule's name (glob true).
-func (p *Policy) RuleNames(yield func(name string, glob bool) bool) {
-	for n := range p.denyIndex.byName {
-		if !yield(n, false) {
-			return
-		}
-	}
-	for _, n := range p.denyIndex.prefixes {
-		if !yield(n, true) {
+// Needle is text that every command line a deny rule can match shows,
+// once its quotes and backslashes are taken away.
+type Needle struct {
+	Text string
+	// Word says the text stands as a word of its own there: not glued to
+	// letters, digits or '_'.
+	Word bool
+}
+
+// DenyNeedles calls yield with the needles of each deny rule (a rule
+// whose needles are not all in a command line cannot match any simple
+// command in it), and, once the ssh section says anything, with the
+// names its rules are about, one at a time.
+func (p *Policy) DenyNeedles(yield func(needles []Needle) bool) {
+	for _, n := range p.denyIndex.needles {
+		if !yield(n) {
 			return
 		}
 	}
 	if p.SSH.Enabled {
 		for _, n := range []string{"ssh", "git"} {
-			if !yield(n, false) {
+			if !yield([]Needle{{Text: n, Word: true}}) {
 				return
 			}
 		}
 	}
+}
+
+// ruleNeedles is what a command must show for r to match it: its name
+// (or a glob's literal start), each later word the rule needs, and each
+// option or "key=" it needs somewhere.
+func ruleNeedles(r CommandRule) []Needle {
+	var out []Needle
+	for k, t := range r.Tokens {
+		switch {
+		case r.glob[k]:
+			if lit := t[:strings.IndexAny(t, "*?[")]; lit != "" {
+				out = append(out, Needle{Text: lit})
+			}
+		case k > 0 && (strings.HasSuffix(t, "=") || strings.HasPrefix(t, "-")):
+			out = append(out, Needle{Text: t})
+		default:
+			out = append(out, Needle{Text: t, Word: true})
+		}
+	}
+	return out
 }
 
 // nextCandidate pops, in rule order, the next deny rule from the rules

@@ -45,12 +45,6 @@ const maxNesting = 8
 // compound-command bodies, nested `bash -c` and literal `eval` strings,
 // and the commands behind wrappers such as env, sudo, nice or xargs.
 func PreflightShell(p *policy.Policy, src string) Verdict {
-	if p.CommandDynamic != "deny" && !mentionsRuleName(p, src) {
-		// Nothing a rule is about appears in the text, even with quotes and
-		// escapes taken away; what the parser could still find would be
-		// built at run time, which command.dynamic "allow" lets through.
-		return Verdict{}
-	}
 	f := &preflight{pol: p, parser: parsers.Get().(*syntax.Parser)}
 	defer parsers.Put(f.parser)
 	return f.shell(src, lazyText{text: src}, 0)
@@ -60,14 +54,17 @@ func PreflightShell(p *policy.Policy, src string) Verdict {
 // and an agent's shell runs preflight on every command.
 var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
-// mentionsRuleName reports whether src, with quotes and backslashes
-// removed, holds a name some rule is about as a word of its own (a glob
-// rule's literal start anywhere).
-func mentionsRuleName(p *policy.Policy, src string) bool {
+// mayDeny reports whether some deny rule could match a simple command
+// in src: src, with quotes and backslashes removed, holds every needle
+// of the rule. A word of a command is there whole in that text, between
+// characters that cannot be part of a name.
+func mayDeny(p *policy.Policy, src string) bool {
 	text := unquoted(src)
 	found := false
-	p.RuleNames(func(name string, glob bool) bool {
-		found = glob && strings.Contains(text, name) || !glob && containsWord(text, name)
+	p.DenyNeedles(func(needles []policy.Needle) bool {
+		found = !slices.ContainsFunc(needles, func(n policy.Needle) bool {
+			return n.Word && !containsWord(text, n.Text) || !n.Word && !strings.Contains(text, n.Text)
+		})
 		return !found
 	})
 	return found
@@ -75,9 +72,24 @@ func mentionsRuleName(p *policy.Policy, src string) bool {
 
 // unquoted is src without quote characters, backslashes and escaped
 // newlines: what the names in it can spell, however they are quoted.
-func unquoted(src string) string { return unquoter.Replace(src) }
-
-var unquoter = strings.NewReplacer("\\\n", "", "'", "", "\"", "", "\\", "", "\x00", "")
+func unquoted(src string) string {
+	if !strings.ContainsAny(src, "'\"\\\x00") {
+		return src
+	}
+	b := make([]byte, 0, len(src))
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; c {
+		case '\\':
+			if i+1 < len(src) && src[i+1] == '\n' {
+				i++
+			}
+		case '\'', '"', 0:
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
 
 // containsWord reports whether name appears in text not glued to other
 // word characters (ASCII letters, digits, underscore). Anything else
@@ -116,6 +128,9 @@ type preflight struct {
 	// remote is set while judging an ssh remote command: ssh's command
 	// rules apply, and command.deny only with ssh.inheritDeny.
 	remote *policy.SSHPolicy
+	// unscreened parses every string, even one the text screen (mayDeny)
+	// would pass: the reference the screen is tested against.
+	unscreened bool
 	argv   []string // scratch space for check
 	// words holds the words of the command being judged, one buffer per
 	// shell nesting depth, reused from command to command.
@@ -153,6 +168,13 @@ func (f *preflight) shell(src string, context lazyText, depth int) Verdict {
 	if depth > maxNesting {
 		return f.dynamic(context, "shells nested too deep")
 	}
+	if !f.unscreened && f.remote == nil && f.pol.CommandDynamic != "deny" && !mayDeny(f.pol, src) {
+		// No deny rule finds all the words it needs in the text, even with
+		// quotes and escapes taken away; what the parser could still find
+		// would be built at run time, which command.dynamic "allow" lets
+		// through.
+		return Verdict{}
+	}
 	if f.parser == nil {
 		f.parser = syntax.NewParser(syntax.Variant(syntax.LangBash))
 	}
@@ -162,6 +184,9 @@ func (f *preflight) shell(src string, context lazyText, depth int) Verdict {
 	}
 	var v Verdict
 	syntax.Walk(file, func(n syntax.Node) bool {
+		if w, ok := n.(*syntax.Word); ok {
+			return !v.Blocked && !plainWord(w) // nothing runs inside a plain word
+		}
 		call, ok := n.(*syntax.CallExpr)
 		if v.Blocked || !ok || len(call.Args) == 0 {
 			return !v.Blocked
@@ -303,6 +328,19 @@ func joinLiteral(ws []word) (string, bool) {
 		parts[i] = w.text
 	}
 	return strings.Join(parts, " "), true
+}
+
+// plainWord reports whether w is only unquoted and single-quoted text,
+// in which no command can hide.
+func plainWord(w *syntax.Word) bool {
+	for _, part := range w.Parts {
+		switch part.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // literalWord is the value of w when it does not depend on run time:

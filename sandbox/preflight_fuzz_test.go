@@ -9,7 +9,7 @@ import (
 // panic, and a string that preflight cannot parse must count as dynamic.
 func FuzzPreflight(f *testing.F) {
 	for _, s := range []string{"git push", "bash -c 'eval \"$(echo x)\"'", "f() { g; }; f", "cat <<EOF\nx\nEOF", "a | b && c || d &", "echo ${x//a/b} $((1+2)) <(ls)",
-		"g\\\nit push", "'g'it push", "/usr/bin/git push", "x=1 git push", "(git push)", "`git push`", "{git,x} push", "mkfs.ext4 /dev/x", "sudo\tls", "$'git' push"} {
+		"g\\\nit push", "'g'it push", "/usr/bin/git push", "x=1 git push", "(git push)", "`git push`", "{git,x} push", "mkfs.ext4 /dev/x", "sudo\tls", "$'git' push", "git pu\\\nsh", "git 'pu'\"sh\"", "dd i''f=/dev/zero", "docker run --privileged=true x"} {
 		f.Add(s)
 	}
 	deny, allow := commandPolicy("deny"), commandPolicy("allow")
@@ -18,11 +18,11 @@ func FuzzPreflight(f *testing.F) {
 		if v.Blocked && v.Rule == nil {
 			t.Fatalf("dynamic=allow blocked %q for a dynamic reason: %s", src, v.Message())
 		}
-		// The shortcut that skips parsing must never let through what
-		// the parser would block.
-		full := (&preflight{pol: allow}).shell(src, lazyText{text: src}, 0)
-		if full.Blocked && !v.Blocked {
-			t.Fatalf("the shortcut allowed %q, which the parser blocks: %s", src, full.Message())
+		// The text screen that skips parsing must never let through
+		// what the parser would block.
+		full := (&preflight{pol: allow, unscreened: true}).shell(src, lazyText{text: src}, 0)
+		if full.Blocked != v.Blocked || full.Rule != v.Rule {
+			t.Fatalf("with the text screen %q is %q, without %q", src, v.Message(), full.Message())
 		}
 		PreflightShell(deny, src)
 	})

@@ -180,6 +180,10 @@ func TestPreflight(t *testing.T) {
 			if got != want {
 				t.Errorf("dynamic=%s: PreflightShell(%q) = %q (%s), want %q", dyn, tt.src, got, v.Message(), want)
 			}
+			full := (&preflight{pol: p, unscreened: true}).shell(tt.src, lazyText{text: tt.src}, 0)
+			if full.Blocked != v.Blocked || full.Rule != v.Rule {
+				t.Errorf("dynamic=%s: %q is %q with the text screen, %q without", dyn, tt.src, v.Message(), full.Message())
+			}
 		}
 	}
 	if len(tests) < 100 {
@@ -222,6 +226,44 @@ func TestPreflightArgv(t *testing.T) {
 	}
 }
 
+// TestMayDeny pins the text screen: a rule passes it when all its words
+// are in the text, however they are quoted, and not otherwise.
+func TestMayDeny(t *testing.T) {
+	p := policy.Compile(policy.Config{Command: policy.Command{
+		Deny:        []string{"git push", "mkfs.*", "dd if=", "docker run --privileged"},
+		UseDefaults: new(bool),
+	}}, policy.Env{})
+	tests := []struct {
+		src  string
+		want bool
+	}{
+		{"git status", false},
+		{"git push", true},
+		{"cd x && /usr/bin/git -C d push origin", true},
+		{"g'i't p\"u\"sh", true},
+		{"git pu\\\nsh", true},
+		{"git pushx; xgit", false},
+		{"git_push", false},
+		{"echo push; git log", true}, // both words are there: parse to be sure
+		{"mkfs.ext4 /dev/x", true},
+		{"mkfs /dev/x", false},
+		{"dd of=x", false},
+		{"dd i\\f=/dev/zero", true},
+		{"docker run --privileged=true x", true},
+		{"docker run x", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := mayDeny(p, tt.src); got != tt.want {
+			t.Errorf("mayDeny(%q) = %v, want %v", tt.src, got, tt.want)
+		}
+	}
+	ssh := policy.Compile(policy.Config{SSH: policy.SSH{AllowedHosts: []string{"h"}}, Command: policy.Command{UseDefaults: new(bool)}}, policy.Env{})
+	if !mayDeny(ssh, "ssh evil") || !mayDeny(ssh, "git clone git@evil:x") || mayDeny(ssh, "ls") {
+		t.Errorf("the ssh section's names do not pass the screen as they should")
+	}
+}
+
 func TestUseDefaultsOff(t *testing.T) {
 	off := false
 	p := policy.Compile(policy.Config{Command: policy.Command{UseDefaults: &off}}, policy.Env{})
@@ -231,18 +273,31 @@ func TestUseDefaultsOff(t *testing.T) {
 }
 
 // BenchmarkPreflight2KB judges a 2 KB compound command: lists, pipes,
-// substitutions, a nested shell and wrappers.
+// substitutions, a nested shell and wrappers. "parsed" holds the words
+// of a deny rule (in an allowed `git push --dry-run`), so every command
+// is parsed and judged; "screened" holds none, and the text screen
+// passes it without parsing.
 func BenchmarkPreflight2KB(b *testing.B) {
 	unit := `cd /repo && git status --short | grep -v '^??' && npm ci --no-audit && FOO=1 env BAR=2 nice -n 5 make -j4 test 2>&1 | tee log; for f in $(ls src/*.go); do gofmt -l "$f"; done; bash -c 'go vet ./... && echo ok'; `
-	src := strings.Repeat(unit, 2048/len(unit)+1)[:2048]
-	src = src[:strings.LastIndex(src, ";")+1]
-	p := commandPolicy("allow")
-	if v := PreflightShell(p, src); v.Blocked {
-		b.Fatalf("the benchmark command is blocked: %s", v.Message())
-	}
-	b.SetBytes(int64(len(src)))
-	for b.Loop() {
-		PreflightShell(p, src)
+	for _, bb := range []struct{ name, last string }{
+		{"parsed", "git push --dry-run origin;"},
+		{"screened", "git status;"},
+	} {
+		src := strings.Repeat(unit, 2048/len(unit)+1)[:2048-len(bb.last)]
+		src = src[:strings.LastIndex(src, ";")+1] + bb.last
+		p := commandPolicy("allow")
+		if v := PreflightShell(p, src); v.Blocked {
+			b.Fatalf("the benchmark command is blocked: %s", v.Message())
+		}
+		if mayDeny(p, src) != (bb.name == "parsed") {
+			b.Fatalf("%s: the text screen does not do what the benchmark is about", bb.name)
+		}
+		b.Run(bb.name, func(b *testing.B) {
+			b.SetBytes(int64(len(src)))
+			for b.Loop() {
+				PreflightShell(p, src)
+			}
+		})
 	}
 }
 

@@ -131,7 +131,7 @@ type preflight struct {
 	// unscreened parses every string, even one the text screen (mayDeny)
 	// would pass: the reference the screen is tested against.
 	unscreened bool
-	argv   []string // scratch space for check
+	argv       []string // scratch space for check
 	// words holds the words of the command being judged, one buffer per
 	// shell nesting depth, reused from command to command.
 	words [maxNesting + 1][]word

@@ -21,6 +21,9 @@ fi
 echo "== go benchmarks (policy)"
 go test ./policy -run '^$' -bench . -benchmem
 
+echo "== command preflight of a 2 KB command line, fully parsed and screened (the target is 200 us)"
+go test ./sandbox -run '^$' -bench Preflight2KB -benchmem -count 5
+
 echo "== fence check --stdin in process (decisions/s; the target is 100,000)"
 go test ./cmd -run '^$' -bench CheckStdin -benchtime 20x
 

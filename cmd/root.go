@@ -131,6 +131,13 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	if err := o.limits.check(); err != nil {
 		return err
 	}
+	var pre *linux.Prestarted
+	if runtime.GOOS == "linux" {
+		// The sandbox's init comes up while fence reads the policy and
+		// plans; whatever stops the run before it starts ends it.
+		pre = linux.Prestart(os.Getuid(), os.Getgid(), o.keepFDs)
+		defer pre.Release()
+	}
 	res, opts, err := o.policy.load()
 	if err != nil {
 		return err
@@ -168,7 +175,7 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	var code int
 	switch runtime.GOOS {
 	case "linux":
-		code, err = linux.Run(plan, o.stderr)
+		code, err = linux.Run(plan, pre, o.stderr)
 	case "darwin":
 		code, err = darwin.Run(pol, plan, o.stderr)
 	default:

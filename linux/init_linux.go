@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -27,6 +28,9 @@ func InitMain() {
 	// built wait here and go to the command once it runs.
 	signal.Notify(initSignals, forwarded...)
 	code, err := initRun()
+	if errors.Is(err, errNoPlan) {
+		os.Exit(sandbox.ExitFenceError) // fence decided not to run: nothing to say
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fence: error: %v\n", err)
 		os.Exit(sandbox.ExitFenceError)
@@ -73,11 +77,19 @@ func readWire() (*wire, error) {
 	f := os.NewFile(planFD, "plan")
 	defer f.Close()
 	var w wire
-	if err := json.NewDecoder(f).Decode(&w); err != nil {
+	err := json.NewDecoder(f).Decode(&w)
+	if errors.Is(err, io.EOF) {
+		return nil, errNoPlan
+	}
+	if err != nil {
 		return nil, fmt.Errorf("read plan from supervisor: %w", err)
 	}
 	return &w, nil
 }
+
+// errNoPlan is the end of the plan pipe before any plan: the supervisor
+// started this init ahead of its plan and then did not run a command.
+var errNoPlan = errors.New("no plan")
 
 func isFirstMount(err error) bool {
 	var me *MountError

@@ -22,8 +22,17 @@ func KernelLandlockABI() int { return 0 }
 // SeccompSummary is empty off Linux.
 func SeccompSummary() []string { return nil }
 
+// Prestarted is never made off Linux.
+type Prestarted struct{}
+
+// Prestart does nothing off Linux.
+func Prestart(uid, gid int, keepFDs []int) *Prestarted { return nil }
+
+// Release does nothing off Linux.
+func (*Prestarted) Release() {}
+
 // Run fails off Linux.
-func Run(*sandbox.Plan, io.Writer) (int, error) {
+func Run(*sandbox.Plan, *Prestarted, io.Writer) (int, error) {
 	return sandbox.ExitFenceError, fmt.Errorf("the Linux sandbox cannot run on %s", runtime.GOOS)
 }
 

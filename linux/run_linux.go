@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"os"
 	"os/exec"
 	"os/signal"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,12 +22,16 @@ import (
 // Run runs the plan's command in the sandbox and returns the exit code for
 // fence: the command's status, 128+N for a signal, or 125 when the sandbox
 // could not be built (then with an error). Warnings go to stderr.
-func Run(plan *sandbox.Plan, stderr io.Writer) (int, error) {
+//
+// pre, when not nil, is the init Prestart started for this run: Run uses
+// it when it fits the plan and ends it otherwise.
+func Run(plan *sandbox.Plan, pre *Prestarted, stderr io.Writer) (int, error) {
 	if err := checkLandlock(KernelLandlockABI(), plan.Landlock.MinABI, plan.Landlock.Reasons, plan.Degraded, stderr); err != nil {
+		pre.Release()
 		return sandbox.ExitFenceError, err
 	}
 	w := &wire{Plan: plan, Env: plan.Env, Namespaces: true, Foreground: isForeground()}
-	code, err := supervise(w, stderr)
+	code, err := supervise(w, pre.take(w), stderr)
 	if errors.Is(err, errNoUserNS) {
 		code, err = runLandlockOnly(plan, err, w.Foreground, stderr)
 	}
@@ -56,7 +58,7 @@ func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, stderr io.W
 	for _, w := range sandbox.Weaker {
 		fmt.Fprintf(stderr, "fence: warning:   %s\n", w)
 	}
-	return supervise(&wire{Plan: ll, Env: ll.Env, Namespaces: false, Foreground: foreground}, stderr)
+	return supervise(&wire{Plan: ll, Env: ll.Env, Namespaces: false, Foreground: foreground}, nil, stderr)
 }
 
 var errNoUserNS = errors.New("user namespaces are not available to this user")
@@ -88,56 +90,37 @@ func isForeground() bool {
 	return err == nil && pgrp == unix.Getpgrp()
 }
 
-// supervise starts the init, hands it the plan, serves its proxies,
-// forwards signals, and waits. It returns errNoUserNS when user
-// namespaces are refused. Monitor lines go to stderr.
-func supervise(w *wire, stderr io.Writer) (int, error) {
-	// Descriptors fence inherited without close-on-exec (an open
-	// directory, say) would reach past the mounts: no one gets them.
-	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
-		return 0, fmt.Errorf("close_range: %w", err)
+// supervise starts the init (or takes the one prestarted, when it is not
+// nil), hands it the plan, serves its proxies, forwards signals, and
+// waits. It returns errNoUserNS when user namespaces are refused.
+// Monitor lines go to stderr.
+func supervise(w *wire, started *startedInit, stderr io.Writer) (int, error) {
+	if started == nil {
+		started = startInit(w)
 	}
+	defer started.release()
+	if started.err != nil {
+		return 0, started.err
+	}
+	defer started.statR.Close()
 	forwards, err := listenForwards(w.Plan.Proxy)
 	if err != nil {
+		started.abort()
 		return 0, err
 	}
 	defer closeListeners(forwards)
 	var listeners []net.Listener
 	if w.Plan.Proxy != nil && (w.Plan.Network == "host" || !w.Namespaces) {
 		if listeners, err = hostProxyListeners(w); err != nil {
+			started.abort()
 			return 0, err
 		}
 		defer closeListeners(listeners)
 	}
-	planR, planW, err := os.Pipe()
-	if err != nil {
-		return 0, err
-	}
-	statR, statW, err := statusPair()
-	if err != nil {
-		planR.Close()
-		planW.Close()
-		return 0, err
-	}
-	defer statR.Close()
-	cmd := initCommand(w, planR, statW)
-	// Pdeathsig follows the thread that started the child: keep it.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	err = cmd.Start()
-	planR.Close()
-	statW.Close()
-	if err != nil {
-		planW.Close()
-		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EINVAL) {
-			return 0, fmt.Errorf("%w (clone: %v)", errNoUserNS, err)
-		}
-		return 0, fmt.Errorf("start sandbox init: %w", err)
-	}
 	ready := make(chan struct{})
-	sigs := forwardSignals(cmd.Process, ready)
+	sigs := forwardSignals(started.cmd.Process, ready)
 	defer signal.Stop(sigs)
-	return serve(cmd, w, planW, statR, ready, forwards, listeners, stderr)
+	return serve(started.cmd, w, started.planW, started.statR, ready, forwards, listeners, stderr)
 }
 
 // serve hands the started init its plan, serves what the sandbox needs

@@ -24,10 +24,16 @@ func IsInit() bool { return len(os.Args) == 1 && os.Args[0] == initArg0 }
 
 // InitMain runs the sandbox init and exits with the command's status.
 func InitMain() {
-	// Before anything else: signals forwarded while the sandbox is being
-	// built wait here and go to the command once it runs.
-	signal.Notify(initSignals, forwarded...)
-	code, err := initRun()
+	// Signals forwarded while the sandbox is being built wait in
+	// initSignals and go to the command once it runs. The supervisor
+	// forwards none before the init reports, so the handlers are set up
+	// while the plan is read, and are in place before it reports.
+	notified := make(chan struct{})
+	go func() {
+		signal.Notify(initSignals, forwarded...)
+		close(notified)
+	}()
+	code, err := initRun(notified)
 	if errors.Is(err, errNoPlan) {
 		os.Exit(sandbox.ExitFenceError) // fence decided not to run: nothing to say
 	}
@@ -39,7 +45,7 @@ func InitMain() {
 	os.Exit(code)
 }
 
-func initRun() (int, error) {
+func initRun(notified <-chan struct{}) (int, error) {
 	// Landlock before ABI 8 gives each thread its own domain, and scoped
 	// signals only reach processes of the sender's domain or below: the
 	// thread that starts the command must be the one that signals it.
@@ -52,6 +58,7 @@ func initRun() (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	<-notified // before confining, so no thread is being started meanwhile
 	for i := range w.Plan.KeepFDs {
 		unix.CloseOnExec(keptFD + i) // the command gets them at their own numbers
 	}

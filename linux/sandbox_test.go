@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,8 +25,9 @@ import (
 
 var bin string // directory holding the built fence and escape binaries
 
+var readSources sync.Once
+
 func TestMain(m *testing.M) {
-	readSources()
 	dir, err := os.MkdirTemp("", "fence-bin-")
 	if err == nil {
 		err = os.Chmod(dir, 0o755)
@@ -50,12 +52,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// readSources reads every Go source and module file of the repository.
-// The binaries these tests build hold code this test binary does not
-// (cmd, main, the test helpers); go test caches a result by the files
-// the test read, so reading them all makes a change to any of them run
-// the tests again instead of replaying an old result.
-func readSources() {
+// readAllSources reads every Go source and module file of the
+// repository. The binaries these tests build hold code this test binary
+// does not (cmd, main, the test helpers); go test caches a result by the
+// files the tests read, so reading them all makes a change to any of
+// them run the tests again instead of replaying an old result. It must
+// run inside a test: go test notes only what tests read.
+func readAllSources() {
 	filepath.WalkDir("..", func(p string, d fs.DirEntry, err error) error {
 		switch {
 		case err != nil:
@@ -104,6 +107,7 @@ func newWorld(t *testing.T, uid int, policy string) *world {
 // replaces it with its own and binds only what the policy names.
 func newWorldIn(t *testing.T, parent string, uid int, policy string) *world {
 	t.Helper()
+	readSources.Do(readAllSources)
 	base, err := os.MkdirTemp(parent, "fence-world-")
 	if err != nil {
 		t.Fatal(err)

@@ -130,22 +130,32 @@ func (p *Policy) DenyNeedles(yield func(needles []Needle) bool) {
 
 // ruleNeedles is what a command must show for r to match it: its name
 // (or a glob's literal start), each later word the rule needs, and each
-// option or "key=" it needs somewhere.
+// option or "key=" it needs somewhere. Like the text they are looked for
+// in, they are taken without quotes and backslashes (a word can hold
+// them only quoted or escaped).
 func ruleNeedles(r CommandRule) []Needle {
 	var out []Needle
 	for k, t := range r.Tokens {
+		n := Needle{Text: t, Word: true}
 		switch {
 		case r.glob[k]:
-			if lit := t[:strings.IndexAny(t, "*?[")]; lit != "" {
-				out = append(out, Needle{Text: lit})
-			}
+			n = Needle{Text: t[:strings.IndexAny(t, "*?[")]}
 		case k > 0 && (strings.HasSuffix(t, "=") || strings.HasPrefix(t, "-")):
-			out = append(out, Needle{Text: t})
-		default:
-			out = append(out, Needle{Text: t, Word: true})
+			n.Word = false
+		}
+		if n.Text = strings.Map(dropQuoting, n.Text); n.Text != "" {
+			out = append(out, n)
 		}
 	}
 	return out
+}
+
+// dropQuoting drops the characters a shell takes as quoting.
+func dropQuoting(r rune) rune {
+	if r == '\'' || r == '"' || r == '\\' || r == 0 {
+		return -1
+	}
+	return r
 }
 
 // nextCandidate pops, in rule order, the next deny rule from the rules

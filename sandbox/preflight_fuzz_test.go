@@ -9,7 +9,7 @@ import (
 // panic, and a string that preflight cannot parse must count as dynamic.
 func FuzzPreflight(f *testing.F) {
 	for _, s := range []string{"git push", "bash -c 'eval \"$(echo x)\"'", "f() { g; }; f", "cat <<EOF\nx\nEOF", "a | b && c || d &", "echo ${x//a/b} $((1+2)) <(ls)",
-		"g\\\nit push", "'g'it push", "/usr/bin/git push", "x=1 git push", "(git push)", "`git push`", "{git,x} push", "mkfs.ext4 /dev/x", "sudo\tls", "$'git' push", "git pu\\\nsh", "git 'pu'\"sh\"", "dd i''f=/dev/zero", "docker run --privileged=true x"} {
+		"g\\\nit push", "'g'it push", "/usr/bin/git push", "x=1 git push", "(git push)", "`git push`", "{git,x} push", "mkfs.ext4 /dev/x", "sudo\tls", "$'git' push", "git pu\\\nsh", "git 'pu'\"sh\"", "dd i''f=/dev/zero", "docker run --privileged=true x", `say it\'s`, `say "it's" now`} {
 		f.Add(s)
 	}
 	deny, allow := commandPolicy("deny"), commandPolicy("allow")

@@ -9,7 +9,7 @@ import (
 
 func commandPolicy(dynamic string) *policy.Policy {
 	return policy.Compile(policy.Config{Command: policy.Command{
-		Deny:    []string{"git push", "npm publish", "sudo", "python2"},
+		Deny:    []string{"git push", "npm publish", "sudo", "python2", `say it's`},
 		Allow:   []string{"git push --dry-run"},
 		Dynamic: dynamic,
 	}}, policy.Env{Dir: "/w", Home: "/h", Origin: func(key, value string) string { return "test config" }})
@@ -230,7 +230,7 @@ func TestPreflightArgv(t *testing.T) {
 // are in the text, however they are quoted, and not otherwise.
 func TestMayDeny(t *testing.T) {
 	p := policy.Compile(policy.Config{Command: policy.Command{
-		Deny:        []string{"git push", "mkfs.*", "dd if=", "docker run --privileged"},
+		Deny:        []string{"git push", "mkfs.*", "dd if=", "docker run --privileged", `say it's`},
 		UseDefaults: new(bool),
 	}}, policy.Env{})
 	tests := []struct {
@@ -252,11 +252,18 @@ func TestMayDeny(t *testing.T) {
 		{"docker run --privileged=true x", true},
 		{"docker run x", false},
 		{"", false},
+		{`say it\'s`, true}, // the word is "it's", as in the rule
+		{`say "it's"`, true},
+		{"say its", true}, // over-approximates: parsed, then allowed
+		{"say it", false},
 	}
 	for _, tt := range tests {
 		if got := mayDeny(p, tt.src); got != tt.want {
 			t.Errorf("mayDeny(%q) = %v, want %v", tt.src, got, tt.want)
 		}
+	}
+	if v := PreflightShell(p, `say it\'s`); v.Rule == nil || v.Rule.Text != `say it's` {
+		t.Errorf("a rule word holding a quote: %+v, want blocked by it", v)
 	}
 	ssh := policy.Compile(policy.Config{SSH: policy.SSH{AllowedHosts: []string{"h"}}, Command: policy.Command{UseDefaults: new(bool)}}, policy.Env{})
 	if !mayDeny(ssh, "ssh evil") || !mayDeny(ssh, "git clone git@evil:x") || mayDeny(ssh, "ls") {

@@ -19,11 +19,9 @@ import (
 type startedInit struct {
 	cmd          *exec.Cmd
 	planW, statR *os.File
-	// network, namespaces and keepFDs are what the init was started with.
-	network    string
-	namespaces bool
-	keepFDs    []int
-	err        error
+	// w is what the init was started for: its namespaces and descriptors.
+	w   *wire
+	err error
 	// release lets the thread that started the init go: the kernel sends
 	// the init SIGKILL (Pdeathsig) when that thread ends, so it stays
 	// until the sandbox is over.
@@ -33,7 +31,7 @@ type startedInit struct {
 // startInit starts the init that w describes, on a thread of its own
 // that stays until release. The init then waits for its plan.
 func startInit(w *wire) *startedInit {
-	s := &startedInit{network: w.Plan.Network, namespaces: w.Namespaces, keepFDs: w.Plan.KeepFDs}
+	s := &startedInit{w: w}
 	started, done := make(chan struct{}), make(chan struct{})
 	s.release = sync.OnceFunc(func() { close(done) })
 	go func() {
@@ -127,12 +125,18 @@ func (p *Prestarted) take(w *wire) *startedInit {
 	<-p.done
 	s := p.init
 	p.init = nil
-	if s.err == nil && (s.network != w.Plan.Network || s.namespaces != w.Namespaces || !slices.Equal(s.keepFDs, w.Plan.KeepFDs)) {
+	if s.err == nil && !s.fits(w) {
 		s.abort()
 		s.release()
 		return nil
 	}
 	return s
+}
+
+// fits reports whether the init can run w: it has the namespaces and the
+// descriptors w needs.
+func (s *startedInit) fits(w *wire) bool {
+	return s.w.Namespaces == w.Namespaces && s.w.Plan.Network == w.Plan.Network && slices.Equal(s.w.Plan.KeepFDs, w.Plan.KeepFDs)
 }
 
 // Release ends the prestarted init unless Run took it. p may be nil.

@@ -102,7 +102,6 @@ func supervise(w *wire, started *startedInit, stderr io.Writer) (int, error) {
 	if started.err != nil {
 		return 0, started.err
 	}
-	defer started.statR.Close()
 	forwards, err := listenForwards(w.Plan.Proxy)
 	if err != nil {
 		started.abort()
@@ -117,6 +116,7 @@ func supervise(w *wire, started *startedInit, stderr io.Writer) (int, error) {
 		}
 		defer closeListeners(listeners)
 	}
+	defer started.statR.Close() // abort closes it on the ways out above
 	ready := make(chan struct{})
 	sigs := forwardSignals(started.cmd.Process, ready)
 	defer signal.Stop(sigs)

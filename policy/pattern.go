@@ -126,13 +126,19 @@ func indexMeta(s string) int {
 
 // hasSegment reports whether seg is a whole /-separated segment of p.
 func hasSegment(p, seg string) bool {
+	return ContainsBounded(p, seg, func(c byte) bool { return c == '/' })
+}
+
+// ContainsBounded reports whether sub appears in s with, on each side,
+// either the end of s or a byte that boundary accepts.
+func ContainsBounded(s, sub string, boundary func(byte) bool) bool {
 	for i := 0; ; {
-		j := strings.Index(p[i:], seg)
+		j := strings.Index(s[i:], sub)
 		if j < 0 {
 			return false
 		}
-		start, end := i+j, i+j+len(seg)
-		if (start == 0 || p[start-1] == '/') && (end == len(p) || p[end] == '/') {
+		start, end := i+j, i+j+len(sub)
+		if (start == 0 || boundary(s[start-1])) && (end == len(s) || boundary(s[end])) {
 			return true
 		}
 		i = start + 1

@@ -95,17 +95,7 @@ func unquoted(src string) string {
 // word characters (ASCII letters, digits, underscore). Anything else
 // counts as a boundary, which can only make preflight parse more often.
 func containsWord(text, name string) bool {
-	for i := 0; ; {
-		j := strings.Index(text[i:], name)
-		if j < 0 {
-			return false
-		}
-		start, end := i+j, i+j+len(name)
-		if (start == 0 || !wordChar(text[start-1])) && (end == len(text) || !wordChar(text[end])) {
-			return true
-		}
-		i = start + 1
-	}
+	return policy.ContainsBounded(text, name, func(c byte) bool { return !wordChar(c) })
 }
 
 func wordChar(c byte) bool {

@@ -4,7 +4,10 @@ package linux
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -85,5 +88,62 @@ func BenchmarkProxyHandover(b *testing.B) {
 		}
 		serveProxies(plan, fileListeners(plan.Proxy, files), io.Discard)()
 		sup.Close()
+	}
+}
+
+// TestListenFile checks the sockets the init opens for the proxies: they
+// listen on the address asked (IPv4 and IPv6 loopback), they are
+// close-on-exec, and a second one on the same address is refused.
+func TestListenFile(t *testing.T) {
+	for _, host := range []string{"127.0.0.1", "::1"} {
+		t.Run(host, func(t *testing.T) {
+			f, err := listenFile(net.JoinHostPort(host, "0"))
+			if err != nil {
+				t.Skipf("no %s here: %v", host, err)
+			}
+			defer f.Close()
+			flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFD, 0)
+			if err != nil || flags&unix.FD_CLOEXEC == 0 {
+				t.Errorf("listener fd flags %#x, %v: want close-on-exec", flags, err)
+			}
+			sa, err := unix.Getsockname(int(f.Fd()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var port int
+			switch sa := sa.(type) {
+			case *unix.SockaddrInet4:
+				port = sa.Port
+			case *unix.SockaddrInet6:
+				port = sa.Port
+			}
+			addr := net.JoinHostPort(host, strconv.Itoa(port))
+			l, err := net.FileListener(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			go func() {
+				if c, err := l.Accept(); err == nil {
+					c.Write([]byte("ok"))
+					c.Close()
+				}
+			}()
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatalf("dial %s: %v", addr, err)
+			}
+			got, _ := io.ReadAll(c)
+			c.Close()
+			if string(got) != "ok" {
+				t.Errorf("read %q from %s, want ok", got, addr)
+			}
+			if g, err := listenFile(addr); !errors.Is(err, unix.EADDRINUSE) {
+				if g != nil {
+					g.Close()
+				}
+				t.Errorf("second listenFile(%s) = %v, want EADDRINUSE", addr, err)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"slices"
 	"strconv"
@@ -99,18 +100,48 @@ func proxyListeners(p *sandbox.Proxy) ([]*os.File, error) {
 	}
 	var files []*os.File
 	for _, addr := range listenAddrs(p) {
-		l, err := net.Listen("tcp", addr)
+		f, err := listenFile(addr)
 		if err != nil {
+			for _, f := range files {
+				f.Close()
+			}
 			return nil, fmt.Errorf("listen on %s in the sandbox: %w", addr, err)
-		}
-		f, err := l.(*net.TCPListener).File()
-		l.Close()
-		if err != nil {
-			return nil, err
 		}
 		files = append(files, f)
 	}
 	return files, nil
+}
+
+// listenFile opens a listening TCP socket on addr for the supervisor to
+// serve. The init never accepts on it, so it stays out of Go's poller.
+func listenFile(addr string) (*os.File, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	var sa unix.Sockaddr = &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
+	domain := unix.AF_INET6
+	if ap.Addr().Is4() {
+		sa, domain = &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}, unix.AF_INET
+	}
+	fd, err := unix.Socket(domain, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("socket: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), addr)
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("setsockopt(SO_REUSEADDR): %w", err)
+	}
+	if err := unix.Bind(fd, sa); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bind: %w", err)
+	}
+	if err := unix.Listen(fd, unix.SOMAXCONN); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	return f, nil
 }
 
 // serveProxies serves the proxies (and local port relays) on the

@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 	if err == nil {
 		err = os.Chmod(dir, 0o755)
 	}
-	for _, b := range [][]string{{"fence", ".."}, {"escape", "./testdata/escape"}, {"netprobe", "./testdata/netprobe"}} {
+	for _, b := range [][]string{{"fence", ".."}, {"escape", "./testdata/escape"}, {"netprobe", "./testdata/netprobe"}, {"floor", "./testdata/floor"}} {
 		if err != nil {
 			break
 		}

@@ -30,14 +30,15 @@ go test ./cmd -run '^$' -bench CheckStdin -benchtime 20x
 echo "== proxies: bulk through a CONNECT tunnel vs direct loopback, cost of a new connection"
 go test ./sandbox/proxy -run '^$' -bench . -benchtime 2s
 
-echo "== sandbox start-up in Go: true, unshare -Urmnp -f true, fence -t code -- true (median-ms, peak RSS)"
-go test ./linux -run '^$' -bench 'True' -benchtime "${runs}x"
+echo "== sandbox start-up in Go: true, unshare -Urmnp -f true, an empty Go program, the design's floor, fence -t code -- true (median-ms)"
+go test ./linux -run '^$' -bench 'True|GoEmpty' -benchtime "${runs}x"
 go test ./linux -run '^$' -bench 'ProxyHandover' -benchmem
 
 root=$PWD
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 CGO_ENABLED=0 go build -trimpath -o "$work/fence" .
+CGO_ENABLED=0 go build -trimpath -o "$work/floor" ./linux/testdata/floor
 mkdir -p "$work/home/.config/fence" "$work/repo/a/b"
 printf '{"extends": "code"}\n' >"$work/home/.config/fence/fence.jsonc"
 printf '{"extends": "@base", "filesystem": {"allowWrite": ["."]}}\n' >"$work/repo/fence.jsonc"
@@ -75,6 +76,8 @@ if command -v bwrap >/dev/null; then
 else
 	echo "bwrap not installed: no bwrap row"
 fi
+row "an empty Go program" "$work/floor"
+row "floor: Go supervisor + Go init in namespaces, true" "$work/floor" /bin/true
 row "fence --version" "$work/fence" --version
 row "fence -s empty.jsonc -- true (no proxies)" "$work/fence" -s "$work/empty.jsonc" -- true
 row "fence -t code -- true" "$work/fence" -t code -- true

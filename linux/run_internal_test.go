@@ -7,12 +7,14 @@ import (
 	"errors"
 	"io"
 	"net"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fence-sandbox/fence/policy"
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
@@ -145,5 +147,45 @@ func TestListenFile(t *testing.T) {
 				t.Errorf("second listenFile(%s) = %v, want EADDRINUSE", addr, err)
 			}
 		})
+	}
+}
+
+// TestWireForInit checks what the init is sent: the plan without what
+// only people and the supervisor use, everything else as it was, and the
+// supervisor's own plan untouched.
+func TestWireForInit(t *testing.T) {
+	full := func() *wire {
+		return &wire{
+			Plan: &sandbox.Plan{
+				Argv: []string{"make"}, Dir: "/w", UID: 1000, GID: 1000, Network: "none",
+				EnvRemoved: []string{"GH_TOKEN"},
+				Proxy: &sandbox.Proxy{
+					HTTPPort: 3128, SOCKSPort: 1080,
+					AllowedDomains: []string{"example.com"}, DeniedDomains: []string{"evil.example"},
+					LocalPorts: []int{5432}, SSH: policy.SSHPolicy{Enabled: true, AllowedHosts: []string{"git.example"}},
+					Forwards: []sandbox.Forward{{HostAddr: "127.0.0.1", Port: 8080}},
+				},
+				Mounts:   sandbox.Mounts{PrivateTmp: true, Masks: []sandbox.Mask{{Path: "/w/.env", Why: "denyRead"}}},
+				Seccomp:  []string{"ptrace: EPERM"},
+				Degraded: "refuse",
+				KeepFDs:  []int{3},
+				Globs:    []sandbox.GlobReport{{Rule: "**/.env", Matches: 1}},
+				Warnings: []string{"a warning"},
+				Watch:    []sandbox.Watch{{Path: "/w/.mcp.json"}},
+			},
+			Env:        []string{"PATH=/usr/bin"},
+			Namespaces: true,
+		}
+	}
+	w := full()
+	got := w.forInit()
+	if !reflect.DeepEqual(w, full()) {
+		t.Errorf("forInit changed the supervisor's wire: %+v", w.Plan)
+	}
+	want := full()
+	want.Plan.EnvRemoved, want.Plan.Seccomp, want.Plan.Globs, want.Plan.Warnings, want.Plan.Watch = nil, nil, nil, nil, nil
+	want.Plan.Proxy.AllowedDomains, want.Plan.Proxy.DeniedDomains, want.Plan.Proxy.SSH = nil, nil, policy.SSHPolicy{}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("forInit:\n got %+v\n     %+v\nwant %+v\n     %+v", got.Plan, got.Plan.Proxy, want.Plan, want.Plan.Proxy)
 	}
 }

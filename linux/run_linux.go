@@ -127,7 +127,7 @@ func supervise(w *wire, started *startedInit, stderr io.Writer) (int, error) {
 // from outside (proxies, -p relays, exec judging) while it runs, and
 // returns the command's exit code.
 func serve(cmd *exec.Cmd, w *wire, planW, statR *os.File, ready chan struct{}, forwards, listeners []net.Listener, stderr io.Writer) (int, error) {
-	werr := json.NewEncoder(planW).Encode(w)
+	werr := json.NewEncoder(planW).Encode(w.forInit())
 	planW.Close()
 	status, files := readStatus(statR)
 	close(ready) // the init takes signals now (or is gone)

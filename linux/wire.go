@@ -1,6 +1,9 @@
 package linux
 
-import "github.com/fence-sandbox/fence/sandbox"
+import (
+	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/sandbox"
+)
 
 // wire is what the supervisor sends the init over the plan pipe.
 type wire struct {
@@ -22,3 +25,21 @@ const (
 	statusOK   = 'R'
 	statusNoNS = 'U' // the user namespace grants no capabilities
 )
+
+// forInit is the wire as the init gets it: without what only people read
+// (glob counts, warnings, the seccomp summary, the names taken out of the
+// environment) and what only the supervisor uses (watched paths, the
+// proxies' rules). The init decodes it on the way of every start, so the
+// less it holds the sooner the command runs.
+func (w *wire) forInit() *wire {
+	p := *w.Plan
+	p.Globs, p.Warnings, p.Seccomp, p.EnvRemoved, p.Watch = nil, nil, nil, nil, nil
+	if p.Proxy != nil {
+		proxy := *p.Proxy
+		proxy.AllowedDomains, proxy.DeniedDomains, proxy.SSH = nil, nil, policy.SSHPolicy{}
+		p.Proxy = &proxy
+	}
+	out := *w
+	out.Plan = &p
+	return &out
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -26,14 +27,50 @@ func Execute() {
 	if linux.IsInit() {
 		linux.InitMain()
 	}
-	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+	args := os.Args[1:]
+	var pre *linux.Prestarted
+	if runtime.GOOS == "linux" && runsCommand(args) {
+		// The sandbox's init starts before fence builds its command line;
+		// the run takes it, and whatever else happens ends it below.
+		pre = linux.Prestart(os.Getuid(), os.Getgid(), nil)
+	}
+	code := runArgs(args, os.Stdout, os.Stderr, pre)
+	pre.Release()
+	os.Exit(code)
 }
 
 // Main runs fence with args and returns the exit status.
 func Main(args []string, stdout, stderr io.Writer) int {
-	root := newRootCmd(stdout, stderr)
+	return runArgs(args, stdout, stderr, nil)
+}
+
+// runArgs runs fence with args, with pre as the sandbox's init when it
+// is not nil, and returns the exit status.
+func runArgs(args []string, stdout, stderr io.Writer, pre *linux.Prestarted) int {
+	root := newRootCmd(stdout, stderr, pre)
 	root.SetArgs(args)
 	return report(root.Execute(), stderr)
+}
+
+// subcommands are the names of fence's subcommands, cobra's help and
+// completion included (a test keeps the list whole).
+var subcommands = []string{"check", "completion", "config", "doctor", "help", "plan", "ssh-proxy", "templates"}
+
+// runsCommand guesses, before the command line is parsed, whether args
+// run a command: flags and their values, then `--` or -c, and no
+// subcommand or --keep-fd (whose descriptors the init is started with)
+// before that. A wrong guess costs time only: the init is started again
+// or ended unused.
+func runsCommand(args []string) bool {
+	for _, a := range args {
+		switch {
+		case a == "--", a == "-c", strings.HasPrefix(a, "--command"):
+			return true
+		case strings.HasPrefix(a, "--keep-fd"), slices.Contains(subcommands, a):
+			return false
+		}
+	}
+	return false
 }
 
 // exitError ends fence with a status other than 125; msg may be empty when
@@ -71,10 +108,12 @@ type runOptions struct {
 	keepFDs  []int    // --keep-fd
 	limits   limitFlags
 	stderr   io.Writer
+	// pre is the sandbox's init when Execute started it ahead, or nil.
+	pre *linux.Prestarted
 }
 
-func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
-	o := &runOptions{policy: &policyFlags{stderr: stderr}, stderr: stderr}
+func newRootCmd(stdout, stderr io.Writer, pre *linux.Prestarted) *cobra.Command {
+	o := &runOptions{policy: &policyFlags{stderr: stderr}, stderr: stderr, pre: pre}
 	root := &cobra.Command{
 		Use:   "fence [flags] -- command [args...]\n  fence [flags] -c 'shell string'",
 		Short: "Run a command inside a kernel-enforced sandbox",
@@ -131,13 +170,13 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	if err := o.limits.check(); err != nil {
 		return err
 	}
-	var pre *linux.Prestarted
-	if runtime.GOOS == "linux" {
+	pre := o.pre
+	if runtime.GOOS == "linux" && pre == nil {
 		// The sandbox's init comes up while fence reads the policy and
 		// plans; whatever stops the run before it starts ends it.
 		pre = linux.Prestart(os.Getuid(), os.Getgid(), o.keepFDs)
-		defer pre.Release()
 	}
+	defer pre.Release()
 	res, opts, err := o.policy.load()
 	if err != nil {
 		return err

@@ -21,8 +21,8 @@ targets=(
 	"./darwin FuzzGlobRegex 200000"           # the SBPL regexes against the Linux matcher
 	"./sandbox FuzzPreflight 120000"          # command preflight: no panic, dynamic modes agree
 	"./sandbox FuzzPlainDenyIsBlocked 60000"  # a denied command is blocked wherever it is put
-	"./sandbox/proxy FuzzHTTPProxy 400"       # HTTP proxy requests: no dial the policy refuses
-	"./sandbox/proxy FuzzSOCKSProxy 1500"     # SOCKS5 requests: the same
+	"./sandbox/proxy FuzzHTTPProxy 40000"     # HTTP proxy requests: no dial the policy refuses
+	"./sandbox/proxy FuzzSOCKSProxy 70000"     # SOCKS5 requests: the same
 )
 for t in "${targets[@]}"; do
 	read -r pkg name quick <<<"$t"

@@ -6,14 +6,17 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fence-sandbox/fence/policy"
 )
 
-// pipeListener hands the server the far ends of in-memory connections.
+// pipeListener hands the server the far ends of local socket pairs.
 type pipeListener struct {
 	conns chan net.Conn
 	done  chan struct{}
@@ -36,15 +39,40 @@ func (l *pipeListener) Accept() (net.Conn, error) {
 func (l *pipeListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
 func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
 
-// dial sends raw bytes to the server and reads what comes back, briefly.
+// exchange sends raw bytes to the server, ends its side of the
+// connection, and reads what comes back until the server closes (or,
+// briefly, until a deadline). The end of input makes the server give up
+// on a request at once instead of waiting for more of it.
 func (l *pipeListener) exchange(raw []byte) []byte {
-	client, server := net.Pipe()
+	client, server, err := socketPair()
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	l.conns <- server
 	client.SetDeadline(time.Now().Add(50 * time.Millisecond))
-	go client.Write(raw)
+	client.Write(raw)
+	client.CloseWrite()
 	out, _ := io.ReadAll(client)
 	return out
+}
+
+// socketPair returns the two ends of a connected unix stream socket pair.
+func socketPair() (client *net.UnixConn, server net.Conn, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	var conns [2]net.Conn
+	for i, fd := range fds {
+		f := os.NewFile(uintptr(fd), "socketpair")
+		conns[i], err = net.FileConn(f)
+		f.Close()
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return conns[0].(*net.UnixConn), conns[1], nil
 }
 
 // fuzzRig is both proxies on in-memory listeners, with a resolver that
@@ -97,6 +125,7 @@ func newFuzzRig(tb testing.TB) *fuzzRig {
 func (r *fuzzRig) checkDialed(t *testing.T, input []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer func() { r.dialed = r.dialed[:0] }() // also when the input fails
 	for _, addr := range r.dialed {
 		host, _, err := net.SplitHostPort(addr)
 		ip, perr := netip.ParseAddr(host)
@@ -104,7 +133,6 @@ func (r *fuzzRig) checkDialed(t *testing.T, input []byte) {
 			t.Fatalf("input %q made the proxy dial %s", input, addr)
 		}
 	}
-	r.dialed = r.dialed[:0]
 }
 
 // FuzzHTTPProxy sends arbitrary bytes to the HTTP proxy: it must not

@@ -22,7 +22,7 @@ targets=(
 	"./sandbox FuzzPreflight 120000"          # command preflight: no panic, dynamic modes agree
 	"./sandbox FuzzPlainDenyIsBlocked 60000"  # a denied command is blocked wherever it is put
 	"./sandbox/proxy FuzzHTTPProxy 40000"     # HTTP proxy requests: no dial the policy refuses
-	"./sandbox/proxy FuzzSOCKSProxy 70000"     # SOCKS5 requests: the same
+	"./sandbox/proxy FuzzSOCKSProxy 70000"    # SOCKS5 requests: the same
 )
 for t in "${targets[@]}"; do
 	read -r pkg name quick <<<"$t"

@@ -100,8 +100,11 @@ func TestListenFile(t *testing.T) {
 	for _, host := range []string{"127.0.0.1", "::1"} {
 		t.Run(host, func(t *testing.T) {
 			f, err := listenFile(net.JoinHostPort(host, "0"))
+			if host == "::1" && (errors.Is(err, unix.EAFNOSUPPORT) || errors.Is(err, unix.EADDRNOTAVAIL)) {
+				t.Skipf("no IPv6 loopback here: %v", err)
+			}
 			if err != nil {
-				t.Skipf("no %s here: %v", host, err)
+				t.Fatalf("listenFile(%s): %v", host, err)
 			}
 			defer f.Close()
 			flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFD, 0)

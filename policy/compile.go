@@ -111,6 +111,9 @@ type Policy struct {
 	// AuditFile gets a JSON line per denial (audit.file), absolute; empty
 	// for none.
 	AuditFile string `json:"auditFile,omitempty"`
+	// GlobBudgetMs is filesystem.globBudgetMs: zero means the sandbox's
+	// default.
+	GlobBudgetMs int `json:"globBudgetMs,omitempty"`
 
 	denyIndex commandIndex
 	// domainOrigins names where each normalised domain rule was written,
@@ -172,6 +175,7 @@ func Compile(c Config, env Env) *Policy {
 		p.AuditFile = Expand(c.Audit.File, env.Dir, env.Home)
 	}
 	p.Limits = compileLimits(c.Limits)
+	p.GlobBudgetMs = fs.GlobBudgetMs
 	p.domainOrigins = domainOrigins(c.Network, env)
 	compileCommands(p, c.Command, c.SSH, env)
 	if p.DeviceMode == "" || p.DeviceMode == "auto" {

@@ -68,6 +68,10 @@ type Filesystem struct {
 	// StrictDenyRead implies DefaultDenyRead and also drops the system paths.
 	StrictDenyRead bool `json:"strictDenyRead,omitempty"`
 	AllowGitConfig bool `json:"allowGitConfig,omitempty"`
+	// GlobBudgetMs bounds, in milliseconds, the walk that matches glob
+	// rules and finds repositories at start; zero means the default. A
+	// deny rule the walk could not finish makes the run refuse.
+	GlobBudgetMs int `json:"globBudgetMs,omitempty"`
 }
 
 // Devices says which /dev entries exist inside the sandbox.
@@ -126,6 +130,9 @@ type EnvVars struct {
 	Deny  []string `json:"deny,omitempty"`
 	Allow []string `json:"allow,omitempty"`
 }
+
+// MaxGlobBudgetMs is the largest filesystem.globBudgetMs.
+const MaxGlobBudgetMs = 60000
 
 // RuntimeExecModes are the accepted values of command.runtimeExecPolicy.
 var RuntimeExecModes = []string{"path", "argv"}

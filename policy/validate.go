@@ -65,6 +65,9 @@ func (p *parsed) validateScalars() error {
 	if c.Command.RuntimeExecPolicy != "" && !slices.Contains(RuntimeExecModes, c.Command.RuntimeExecPolicy) {
 		return p.errorf("command.runtimeExecPolicy", "%q is not a mode: want path or argv", c.Command.RuntimeExecPolicy)
 	}
+	if _, set := p.pos["filesystem.globBudgetMs"]; set && (c.Filesystem.GlobBudgetMs < 1 || c.Filesystem.GlobBudgetMs > MaxGlobBudgetMs) {
+		return p.errorf("filesystem.globBudgetMs", "%d is out of range: want 1 to %d milliseconds", c.Filesystem.GlobBudgetMs, MaxGlobBudgetMs)
+	}
 	if key, problem := checkLimits(c.Limits); problem != "" {
 		return p.errorf(key, "%s", problem)
 	}

@@ -27,6 +27,7 @@ func TestParseErrors(t *testing.T) {
 		{"fraction for int", `{"network": {"socksProxyPort": 10.5}}`, `f:1:32: network.socksProxyPort: want a whole number, got 10.5`},
 		{"string for nullable bool", `{"command": {"useDefaults": "no"}}`, `f:1:29: command.useDefaults: want true or false or null, got the string "no"`},
 		{"port too high", `{"network": {"httpProxyPort": 65536}}`, `f:1:31: network.httpProxyPort: port 65536 is out of range: want 1 to 65535`},
+		{"glob budget zero", `{"filesystem": {"globBudgetMs": 0}}`, `f:1:33: filesystem.globBudgetMs: 0 is out of range: want 1 to 60000 milliseconds`},
 		{"port zero", `{"network": {"socksProxyPort": 0}}`, `f:1:32: network.socksProxyPort: port 0 is out of range: want 1 to 65535`},
 		{"negative port in list", `{"network": {"allowLocalOutboundPorts": [22, -1]}}`, `f:1:46: network.allowLocalOutboundPorts[1]: port -1 is out of range: want 1 to 65535`},
 		{"huge number", `{"network": {"httpProxyPort": 99999999999}}`, `f:1:31: network.httpProxyPort: want a whole number, got 99999999999`},

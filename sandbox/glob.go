@@ -19,6 +19,8 @@ type GlobReport struct {
 	Rule    string `json:"rule"`
 	Matches int    `json:"matches"`
 	Cut     bool   `json:"cut,omitempty"` // the time budget stopped the walk
+	// Stopped is the directory the walk was in when the budget ran out.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // matcher finds the existing paths a rule names, within a shared time
@@ -32,8 +34,9 @@ type matcher struct {
 }
 
 type globResult struct {
-	found []string
-	cut   bool
+	found   []string
+	cut     bool
+	stopped string // where the walk was when the budget ran out
 }
 
 func globKey(r policy.Rule) string {
@@ -45,14 +48,14 @@ func globKey(r policy.Rule) string {
 // for a glob.
 func (m *matcher) existing(r policy.Rule) []string {
 	var found []string
-	cut := false
+	cut, stopped := false, ""
 	switch {
 	case r.Glob:
 		if _, ok := m.globs[globKey(r)]; !ok {
 			m.prepare([]policy.Rule{r})
 		}
 		g := m.globs[globKey(r)]
-		found, cut = g.found, g.cut
+		found, cut, stopped = g.found, g.cut, g.stopped
 	case r.Fold:
 		found = m.caseVariants(r.Pattern)
 	default:
@@ -61,7 +64,7 @@ func (m *matcher) existing(r policy.Rule) []string {
 		}
 	}
 	if r.Glob || cut {
-		m.reports = append(m.reports, GlobReport{Rule: r.Origin, Matches: len(found), Cut: cut})
+		m.reports = append(m.reports, GlobReport{Rule: r.Origin, Matches: len(found), Cut: cut, Stopped: stopped})
 	}
 	return resolveAll(found)
 }
@@ -115,9 +118,9 @@ func (m *matcher) prepare(rules []policy.Rule) {
 		m.globs = map[string]globResult{}
 	}
 	for _, base := range bases {
-		cut := m.walkGroup(base, groups[base])
+		stopped := m.walkGroup(base, groups[base])
 		for _, g := range groups[base] {
-			m.globs[globKey(g.rule)] = globResult{found: g.found, cut: cut}
+			m.globs[globKey(g.rule)] = globResult{found: g.found, cut: stopped != "", stopped: stopped}
 		}
 	}
 }
@@ -144,12 +147,13 @@ func newGlobRule(r policy.Rule) globRule {
 }
 
 // walkGroup walks base once, matching every rule of group on each entry;
-// a directory is left when no rule needs to look inside it.
-func (m *matcher) walkGroup(base string, group []globRule) (cut bool) {
+// a directory is left when no rule needs to look inside it. It returns
+// the directory it was in when the budget ran out, or "" when it finished.
+func (m *matcher) walkGroup(base string, group []globRule) (stopped string) {
 	n := 0
 	filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
 		if n++; n%256 == 0 && time.Now().After(m.deadline) {
-			cut = true
+			stopped = filepath.Dir(p)
 			return filepath.SkipAll
 		}
 		if err != nil {
@@ -185,7 +189,7 @@ func (m *matcher) walkGroup(base string, group []globRule) (cut bool) {
 		}
 		return nil
 	})
-	return cut
+	return stopped
 }
 
 // literalPrefix is the directory part of p before its first glob character.

@@ -143,9 +143,7 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.GlobBudget == 0 {
-		o.GlobBudget = DefaultGlobBudget
-	}
+	o.GlobBudget = budget(p, o)
 	for _, w := range p.Write {
 		if w.Pattern == "/" {
 			return nil, fmt.Errorf("%s: fence cannot make the whole root writable (it would bury the sandbox's own /tmp, /dev and /proc); name the directories, or run with --mode full", w.Origin)
@@ -174,10 +172,13 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 	b := builder{plan: plan, pol: p, m: &matcher{deadline: time.Now().Add(o.GlobBudget)}, environ: o.Environ}
 	b.m.prepare(slices.Concat(p.DenyRead, p.DenyWrite, p.Write, p.Read, p.Execute))
 	b.build()
+	if err := b.m.unfinishedDeny(p, o.GlobBudget); err != nil {
+		return nil, err
+	}
 	plan.Globs = b.m.reports
 	for _, g := range plan.Globs {
 		if g.Cut {
-			plan.Warnings = append(plan.Warnings, fmt.Sprintf("the %s time budget ran out while matching %s: files it did not reach are not covered", o.GlobBudget, g.Rule))
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("the %s time budget ran out while matching %s: the paths it did not reach get no access from it", o.GlobBudget, g.Rule))
 		}
 	}
 	return plan, nil

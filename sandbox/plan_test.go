@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -122,19 +123,34 @@ func TestNewPlanLandlock(t *testing.T) {
 	}
 }
 
+// TestGlobBudget: a deny glob the budget cuts short makes the plan
+// refuse, naming the rule, where the walk stopped and the key that raises
+// the budget; an allow glob cut short only grants less, with a warning.
 func TestGlobBudget(t *testing.T) {
 	var names []string
 	for i := range 600 {
 		names = append(names, fmt.Sprintf("ws/d%d/f.txt", i))
 	}
 	root := mktree(t, names...)
-	pol := policy.Compile(policy.Config{Filesystem: policy.Filesystem{DenyRead: []string{"**/*.pem"}}}, policy.Env{Dir: root + "/ws", Home: root})
-	p, err := NewPlan(pol, Options{Argv: []string{"true"}, GlobBudget: time.Nanosecond})
+	env := policy.Env{Dir: root + "/ws", Home: root}
+	deny := policy.Compile(policy.Config{Filesystem: policy.Filesystem{DenyRead: []string{"**/*.pem"}}}, env)
+	_, err := NewPlan(deny, Options{Argv: []string{"true"}, GlobBudget: time.Nanosecond})
+	var be *BudgetError
+	if !errors.As(err, &be) || be.Rule != `filesystem.denyRead "**/*.pem"` || !strings.HasPrefix(be.Stopped, root+"/ws") ||
+		!strings.Contains(err.Error(), "filesystem.globBudgetMs") {
+		t.Errorf("deny glob cut short: err = %v, want a BudgetError naming the rule, the tree and filesystem.globBudgetMs", err)
+	}
+	allow := policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowRead: []string{"**/*.txt"}, DefaultDenyRead: true}}, env)
+	p, err := NewPlan(allow, Options{Argv: []string{"true"}, GlobBudget: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Globs) != 1 || !p.Globs[0].Cut || len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], `filesystem.denyRead "**/*.pem": files it did not reach are not covered`) {
-		t.Errorf("globs %+v, warnings %q: want the walk reported as cut short", p.Globs, p.Warnings)
+	if len(p.Globs) != 1 || !p.Globs[0].Cut || len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], `filesystem.allowRead "**/*.txt": the paths it did not reach get no access from it`) {
+		t.Errorf("globs %+v, warnings %q: want the allow walk reported as cut short", p.Globs, p.Warnings)
+	}
+	deny.GlobBudgetMs = 60000
+	if _, err := NewPlan(deny, Options{Argv: []string{"true"}}); err != nil {
+		t.Errorf("with filesystem.globBudgetMs raised: %v", err)
 	}
 }
 

@@ -1,0 +1,49 @@
+package sandbox
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fence-sandbox/fence/policy"
+)
+
+// BudgetError is a protection fence could not finish finding on disk
+// within the start-up budget: a deny glob whose walk stopped, or the
+// search for repositories below a writable tree. The run refuses rather
+// than start with the protection partly in place.
+type BudgetError struct {
+	Rule    string        // the rule, as its origin names it
+	Stopped string        // the directory the walk was in
+	Budget  time.Duration // the budget that ran out
+}
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("%s: the %s start-up budget ran out while fence was matching it against the disk (in %q), so it cannot cover every file the rule names; "+
+		"narrow the pattern (a literal directory before \"**\", or fewer trees below it), or raise filesystem.globBudgetMs (at most %d)",
+		e.Rule, e.Budget, e.Stopped, policy.MaxGlobBudgetMs)
+}
+
+// budget is the time the start-up walk may take under p and o.
+func budget(p *policy.Policy, o Options) time.Duration {
+	switch {
+	case o.GlobBudget != 0:
+		return o.GlobBudget
+	case p.GlobBudgetMs != 0:
+		return time.Duration(p.GlobBudgetMs) * time.Millisecond
+	}
+	return DefaultGlobBudget
+}
+
+// unfinishedDeny returns an error for the first deny rule whose walk the
+// budget cut short; a cut allow rule only grants less, which fails closed
+// by itself.
+func (m *matcher) unfinishedDeny(p *policy.Policy, budget time.Duration) error {
+	for _, list := range [][]policy.Rule{p.DenyRead, p.DenyWrite} {
+		for _, r := range list {
+			if g, ok := m.globs[globKey(r)]; ok && g.cut {
+				return &BudgetError{Rule: r.Origin, Stopped: g.stopped, Budget: budget}
+			}
+		}
+	}
+	return nil
+}

@@ -291,7 +291,56 @@ func (b *builder) build() {
 		b.execDenies()
 	}
 	sortByDepth(mounts.Masks, func(x Mask) string { return x.Path })
+	pinAncestors(mounts)
 	b.landlock(read, exec, write)
+}
+
+// pinAncestors binds every directory on the way from a writable bind down
+// to a path it protects (a mask or a read-only bind inside it) onto
+// itself. A mount lives on a dentry and moves with its parent: without
+// the pins, the command could rename a parent of a protected path, mount
+// and all, and put a file of its own where the next run or the host
+// looks. A mount point cannot be renamed or removed (EBUSY), so with every
+// ancestor a mount point nothing on the way can move.
+func pinAncestors(mounts *Mounts) {
+	var protected []string
+	for _, bind := range mounts.Binds {
+		if !bind.Write {
+			protected = append(protected, bind.Path)
+		}
+	}
+	for _, m := range mounts.Masks {
+		protected = append(protected, m.Path)
+	}
+	pinned := map[string]bool{}
+	for _, bind := range mounts.Binds {
+		pinned[bind.Path] = true
+	}
+	for _, p := range protected {
+		outer, ok := innermostBind(mounts.Binds, p)
+		if !ok || !outer.Write {
+			continue // below a read-only bind or the read-only host: nothing moves
+		}
+		for dir := path.Dir(p); dir != outer.Path && under(dir, outer.Path); dir = path.Dir(dir) {
+			if !pinned[dir] {
+				pinned[dir] = true
+				mounts.Binds = append(mounts.Binds, Bind{Path: dir, Write: true, Why: "pinned: on the way to " + p + ", so that it cannot be moved away"})
+			}
+		}
+	}
+	sortByDepth(mounts.Binds, func(x Bind) string { return x.Path })
+}
+
+// innermostBind is the deepest bind that holds p, p itself excluded.
+func innermostBind(binds []Bind, p string) (Bind, bool) {
+	var best Bind
+	found := false
+	for _, bind := range binds {
+		if bind.Path != p && under(p, bind.Path) && (!found || len(bind.Path) > len(best.Path)) {
+			best, found = bind, true
+		}
+	}
+	return best, found
 }
 
 // dedupeBinds keeps the first bind of each path and kind: two rules can

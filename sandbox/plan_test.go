@@ -71,8 +71,9 @@ func TestNewPlanMounts(t *testing.T) {
 		binds = append(binds, fmt.Sprintf("%v %s", b.Write, strings.TrimPrefix(b.Path, root)))
 	}
 	// Parents before children; the write under a denyWrite is dropped;
-	// protected paths are read-only on top of the writable workspace.
-	want := []string{"true /ws", "true /ws/out", "false /ws/vendor", "false /ws/.git/hooks"}
+	// protected paths are read-only on top of the writable workspace, and
+	// .git, on the way to its hooks, is pinned.
+	want := []string{"true /ws", "true /ws/.git", "true /ws/out", "false /ws/vendor", "false /ws/.git/hooks"}
 	if !slices.Equal(binds, want) {
 		t.Errorf("binds =\n  %s\nwant\n  %s", strings.Join(binds, "\n  "), strings.Join(want, "\n  "))
 	}

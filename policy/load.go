@@ -35,6 +35,9 @@ type Resolved struct {
 	// Files lists every config file that was read, root first, including
 	// empty ones: a sandboxed command must not be able to change any of them.
 	Files []string
+	// Hashes holds the hex SHA-256 of the bytes read from each of Files,
+	// the bytes that were parsed, for the trust check (see Trust).
+	Hashes map[string]string
 
 	origins map[string]Origin
 }
@@ -54,7 +57,7 @@ func Load(opts Options) (*Resolved, error) {
 	if opts.FS == nil {
 		opts.FS = OSFS{}
 	}
-	l := &loader{opts: opts, origins: map[string]Origin{}}
+	l := &loader{opts: opts, origins: map[string]Origin{}, hashes: map[string]string{}}
 	src, p, err := l.root()
 	if err != nil {
 		return nil, err
@@ -63,12 +66,13 @@ func Load(opts Options) (*Resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Resolved{Config: cfg, Chain: chain, Files: l.files, origins: l.origins}, nil
+	return &Resolved{Config: cfg, Chain: chain, Files: l.files, Hashes: l.hashes, origins: l.origins}, nil
 }
 
 type loader struct {
 	opts    Options
 	files   []string
+	hashes  map[string]string
 	origins map[string]Origin
 }
 
@@ -138,6 +142,7 @@ func (l *loader) readFile(path string) (*parsed, error) {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
 	l.files = append(l.files, path)
+	l.hashes[path] = HashConfig(src)
 	return parseValid(path, src)
 }
 

@@ -149,6 +149,9 @@ func (d Decision) deny(r *Rule, suggestion string) Decision {
 		if r.Key == "mandatory.gitConfig" {
 			d.Suggestion = "set filesystem.allowGitConfig to let the command write .git/config"
 		}
+		if r.Key == "mandatory.pathDir" {
+			d.Suggestion = "name the directory itself in filesystem.allowWrite to make it writable (" + pathDirHint + ")"
+		}
 	}
 	return d
 }

@@ -79,8 +79,8 @@ func TestCheckPathBelowRoot(t *testing.T) {
 		rule    string
 	}{
 		{"/r/.git/hooks/pre-commit", false, "mandatory.workspace"},
-		{"/r/a/.vscode/settings.json", false, "mandatory.workspace"},
-		{"/r/a/b/.mcp.json", false, "mandatory.workspace"},
+		{"/r/a/.vscode/settings.json", false, "mandatory.editor"},
+		{"/r/a/b/.mcp.json", false, "mandatory.agentHooks"},
 		{"/r/.git/config", false, "mandatory.gitConfig"},
 		{"/r/src/main.go", true, "filesystem.allowWrite"},
 		{"/other/.git/hooks/x", false, "filesystem.allowWrite"},

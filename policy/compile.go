@@ -25,6 +25,12 @@ type Env struct {
 	// Firm says a list entry was given as a policy flag (Resolved.FromCommandLine);
 	// nil means none was.
 	Firm func(key, value string) bool
+	// PathDirs are the absolute directories of the caller's PATH (see
+	// PathDirs): writable only where an allowWrite rule names them.
+	PathDirs []string
+	// FenceBinary is the running fence binary, symlinks resolved; it and
+	// its directory are write-protected. Empty when unknown.
+	FenceBinary string
 }
 
 // Rule is one path rule with its meaning fixed: Pattern is absolute, with
@@ -134,12 +140,9 @@ var SystemReadPaths = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib6
 // that are readable under defaultDenyRead.
 var ToolchainReadPaths = []string{"~/.cargo/bin", "~/.rustup", "~/go/bin", "~/.local/bin", "~/.pyenv", "~/.nvm", "~/.bun/bin", "~/.deno/bin", "~/.volta", "~/.sdkman", "~/.rbenv", "~/.asdf", "~/.local/share/mise"}
 
-// shellStartupFiles are write-protected in $HOME and the workspace.
-var shellStartupFiles = []string{".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".profile"}
-
-// workspaceProtected are write-protected in the workspace: files that
-// make tools run code or that change the policy of later runs.
-var workspaceProtected = []string{".git/hooks", ".gitmodules", ".mcp.json", ".vscode", ".idea"}
+// workspaceProtected are write-protected in the workspace: git's files
+// that make it run code. The files other tools run are routineGroups.
+var workspaceProtected = []string{".git/hooks", ".gitmodules"}
 
 // OriginConfigPath marks the protection of a path where fence looks for
 // config; a sandbox that creates one there would widen its next policy.
@@ -200,22 +203,18 @@ func Compile(c Config, env Env) *Policy {
 	p.AllUnixSockets = c.Network.AllowAllUnixSockets
 	p.Write = exp.rules(fs.AllowWrite, "filesystem.allowWrite", false)
 	p.DenyRead = exp.rules(fs.DenyRead, "filesystem.denyRead", true)
-	p.DenyWrite = append(exp.rules(fs.DenyWrite, "filesystem.denyWrite", true), mandatoryDenyWrite(c, env, exp)...)
+	p.DenyWrite = append(exp.rules(fs.DenyWrite, "filesystem.denyWrite", true), mandatoryDenyWrite(c, env, exp, p.Write)...)
 	return p
 }
 
-func mandatoryDenyWrite(c Config, env Env, exp expander) []Rule {
+func mandatoryDenyWrite(c Config, env Env, exp expander, write []Rule) []Rule {
 	var out []Rule
 	add := func(p, origin, key string) {
 		r := exp.rule(p, origin, false)
 		r.Key, r.Source = key, "fence (always protected)"
 		out = append(out, r)
 	}
-	for _, dir := range []string{env.Home, env.Dir} {
-		for _, f := range shellStartupFiles {
-			add(path.Join(dir, f), "always protected: shell startup file", "mandatory.shellStartup")
-		}
-	}
+	out = append(out, routineRules(env, exp)...)
 	for _, dir := range workspaceDirs(env) {
 		for _, f := range workspaceProtected {
 			add(path.Join(dir, f), "always protected: runs code or changes policy", "mandatory.workspace")
@@ -234,6 +233,8 @@ func mandatoryDenyWrite(c Config, env Env, exp expander) []Rule {
 	for _, f := range configCandidates(env) {
 		add(f, OriginConfigPath, "mandatory.configPath")
 	}
+	out = append(out, fenceBinaryRules(env, exp)...)
+	out = append(out, pathDirRules(env, exp, write)...)
 	return dedupeRules(out)
 }
 

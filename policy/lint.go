@@ -31,8 +31,8 @@ func (w Warning) String() string {
 var CanarySecrets = []string{"~/.ssh/id_rsa", "~/.aws/credentials", "/etc/shadow"}
 
 // Lint checks a resolved policy as seen from working directory dir by a
-// user whose home is home.
-func Lint(r *Resolved, dir, home string) []Warning {
+// user whose home is home and whose PATH holds pathDirs (see PathDirs).
+func Lint(r *Resolved, dir, home string, pathDirs ...string) []Warning {
 	l := linter{r: r, dir: dir, home: home}
 	if path.Clean(dir) == path.Clean(home) {
 		l.add(Warning{Check: "home-workspace", Msg: "the working directory is your home directory, so \".\" in a rule means all of it: run fence from the project directory"})
@@ -70,7 +70,20 @@ func Lint(r *Resolved, dir, home string) []Warning {
 			l.rule("config-writable", "filesystem.allowWrite", rule, fmt.Sprintf("covers the config file %s: fence keeps config files read-only anyway, so narrow the rule", f))
 		}
 	}
+	l.pathWritable(pathDirs)
 	return l.out
+}
+
+// pathWritable warns about each allowWrite rule that names a PATH
+// directory itself, the one way fence leaves such a directory writable.
+func (l *linter) pathWritable(pathDirs []string) {
+	for _, d := range pathCandidates(Env{Home: l.home, PathDirs: pathDirs}) {
+		for _, rule := range l.r.Config.Filesystem.AllowWrite {
+			if p := Expand(rule, l.dir, l.home); !hasGlob(p) && path.Clean(p) == d.dir {
+				l.rule("path-writable", "filesystem.allowWrite", rule, fmt.Sprintf("makes %s, %s, writable: %s", d.dir, d.why, pathDirHint))
+			}
+		}
+	}
 }
 
 type linter struct {

@@ -127,3 +127,36 @@ func TestExpand(t *testing.T) {
 		}
 	}
 }
+
+func TestLintPathWritable(t *testing.T) {
+	const home, dir = "/home/u", "/home/u/proj"
+	path := []string{"/home/u/go/bin", "/usr/bin", "/home/u/proj/.venv/bin"}
+	tests := []struct {
+		name  string
+		write []string
+		want  []string
+	}{
+		{"through a parent: fence keeps it read-only", []string{"~", "."}, nil},
+		{"named itself", []string{"~/go/bin", "./.venv/bin"}, []string{
+			`path-writable: filesystem.allowWrite "~/go/bin": makes /home/u/go/bin, a directory on your PATH, writable: a program the command puts there runs outside the sandbox the next time its name is typed`,
+			`path-writable: filesystem.allowWrite "./.venv/bin": makes /home/u/proj/.venv/bin, a directory on your PATH, writable: a program the command puts there runs outside the sandbox the next time its name is typed`,
+		}},
+		{"a stock profile directory", []string{"~/.local/bin/"}, []string{
+			`path-writable: filesystem.allowWrite "~/.local/bin/": makes /home/u/.local/bin, a directory the stock ~/.profile puts on PATH, writable: a program the command puts there runs outside the sandbox the next time its name is typed`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Resolved{Config: Config{Filesystem: Filesystem{AllowWrite: tt.write}}}
+			var got []string
+			for _, w := range Lint(r, dir, home, path...) {
+				if w.Check == "path-writable" {
+					got = append(got, w.Check+": "+w.String())
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("Lint =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tt.want, "\n  "))
+			}
+		})
+	}
+}

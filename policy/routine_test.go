@@ -1,0 +1,174 @@
+package policy
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// routineEnv is a user whose home the policy makes writable, working in a
+// subdirectory of a repository, with a fence binary under the home.
+var routineEnv = Env{
+	Dir: "/h/src/repo/app", Root: "/h/src/repo", Home: "/h", UserConfigDir: "/h/.config/fence",
+	PathDirs:    []string{"/h/go/bin", "/usr/bin", "/h/src/repo/node_modules/.bin", "/h/tools"},
+	FenceBinary: "/h/opt/fence/fence",
+}
+
+// TestRoutineFiles checks a sample of every group: each path is denied by
+// its group's rule, and what is near them stays writable.
+func TestRoutineFiles(t *testing.T) {
+	p := Compile(Config{Filesystem: Filesystem{AllowWrite: []string{"~", "~/tools"}}}, routineEnv)
+	tests := []struct {
+		path    string
+		allowed bool
+		rule    string
+	}{
+		{"/h/.bashrc", false, "mandatory.shellStartup"},
+		{"/h/.bash_aliases", false, "mandatory.shellStartup"},
+		{"/h/.zlogout", false, "mandatory.shellStartup"},
+		{"/h/.bashrc.d/50-x.sh", false, "mandatory.shellStartup"},
+		{"/h/.config/fish/conf.d/x.fish", false, "mandatory.shellStartup"},
+		{"/h/src/repo/.profile", false, "mandatory.shellStartup"},
+		{"/h/.gitconfig", false, "mandatory.gitUserConfig"},
+		{"/h/.config/git/config", false, "mandatory.gitUserConfig"},
+		{"/h/.config/git/attributes", false, "mandatory.gitUserConfig"},
+		{"/h/src/repo/app/.claude/settings.json", false, "mandatory.agentHooks"},
+		{"/h/src/repo/.claude/settings.local.json", false, "mandatory.agentHooks"},
+		{"/h/src/repo/.claude/hooks/x.sh", false, "mandatory.agentHooks"},
+		{"/h/.claude/settings.json", false, "mandatory.agentHooks"},
+		{"/h/.claude.json", false, "mandatory.agentHooks"},
+		{"/h/.codex/config.toml", false, "mandatory.agentHooks"},
+		{"/h/src/repo/.codex/hooks.json", false, "mandatory.agentHooks"},
+		{"/h/src/repo/app/.cursor/hooks.json", false, "mandatory.agentHooks"},
+		{"/h/.gemini/settings.json", false, "mandatory.agentHooks"},
+		{"/h/src/repo/.github/hooks/h.json", false, "mandatory.agentHooks"},
+		{"/h/.config/opencode/plugins/p.ts", false, "mandatory.agentHooks"},
+		{"/h/src/repo/.vscode/tasks.json", false, "mandatory.editor"},
+		{"/h/src/repo/app/.nvim.lua", false, "mandatory.editor"},
+		{"/h/.vimrc", false, "mandatory.editor"},
+		{"/h/.config/nvim/init.lua", false, "mandatory.editor"},
+		{"/h/src/repo/.envrc", false, "mandatory.direnv"},
+		{"/h/src/repo/app/mise.toml", false, "mandatory.direnv"},
+		{"/h/.local/share/direnv/allow/abc", false, "mandatory.direnv"},
+		{"/h/.config/direnv/direnvrc", false, "mandatory.direnv"},
+		{"/h/.ssh/rc", false, "mandatory.ssh"},
+		{"/h/.ssh/authorized_keys", false, "mandatory.ssh"},
+		{"/h/.ssh/config", false, "mandatory.ssh"},
+		{"/h/.config/systemd/user/evil.service", false, "mandatory.userServices"},
+		{"/h/.config/autostart/evil.desktop", false, "mandatory.userServices"},
+		{"/h/.npmrc", false, "mandatory.toolchainConfig"},
+		{"/h/.config/go/env", false, "mandatory.toolchainConfig"},
+		{"/h/.local/lib/python3.12/site-packages/evil.pth", false, "mandatory.toolchainConfig"},
+		// What lies next to them stays the policy's.
+		{"/h/notes.txt", true, "filesystem.allowWrite"},
+		{"/h/.ssh/known_hosts", true, "filesystem.allowWrite"},
+		{"/h/.config/other/x", true, "filesystem.allowWrite"},
+		{"/h/src/repo/app/main.go", true, "filesystem.allowWrite"},
+		{"/h/src/repo/app/.envrc.example", true, "filesystem.allowWrite"},
+		{"/h/src/repo/app/mise/notes", true, "filesystem.allowWrite"},
+		{"/h/.local/lib/node/x", true, "filesystem.allowWrite"},
+		// Only the workspace and the directories above it up to its root.
+		{"/h/src/other/.envrc", true, "filesystem.allowWrite"},
+	}
+	for _, tt := range tests {
+		if d := p.CheckPath("write", tt.path, tt.path); d.Allowed != tt.allowed || d.Rule != tt.rule {
+			t.Errorf("CheckPath(write, %s) = %v %s, want %v %s", tt.path, d.Allowed, d.Rule, tt.allowed, tt.rule)
+		}
+	}
+}
+
+// TestPathDirProtection: a PATH directory is writable only when an
+// allowWrite rule names it itself, not through a parent.
+func TestPathDirProtection(t *testing.T) {
+	tests := []struct {
+		name, path string
+		write      []string
+		allowed    bool
+		rule       string
+	}{
+		{"through home", "/h/go/bin/ls", []string{"~"}, false, "mandatory.pathDir"},
+		{"through the workspace", "/h/src/repo/node_modules/.bin/tsc", []string{"/h/src/repo"}, false, "mandatory.pathDir"},
+		{"through a glob", "/h/go/bin/ls", []string{"~/**"}, false, "mandatory.pathDir"},
+		{"through /", "/usr/bin/ls", []string{"/"}, false, "mandatory.pathDir"},
+		{"stock ~/.local/bin, not on PATH", "/h/.local/bin/ls", []string{"~"}, false, "mandatory.pathDir"},
+		{"stock ~/bin, not on PATH", "/h/bin/ls", []string{"~"}, false, "mandatory.pathDir"},
+		{"named itself", "/h/go/bin/ls", []string{"~", "~/go/bin"}, true, "filesystem.allowWrite"},
+		{"named itself, trailing slash", "/h/.local/bin/ls", []string{"~", "~/.local/bin/"}, true, "filesystem.allowWrite"},
+		{"named itself, alone", "/h/tools/x", []string{"~/tools"}, true, "filesystem.allowWrite"},
+		{"a child named is not the directory", "/h/go/bin/ls", []string{"~", "~/go/bin/ls"}, false, "mandatory.pathDir"},
+		{"not writable at all", "/usr/bin/ls", []string{"~"}, false, "filesystem.allowWrite"},
+		{"next to a PATH directory", "/h/go/pkg/x", []string{"~"}, true, "filesystem.allowWrite"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Compile(Config{Filesystem: Filesystem{AllowWrite: tt.write}}, routineEnv)
+			d := p.CheckPath("write", tt.path, tt.path)
+			if d.Allowed != tt.allowed || d.Rule != tt.rule {
+				t.Errorf("CheckPath(write, %s) = %v %s, want %v %s", tt.path, d.Allowed, d.Rule, tt.allowed, tt.rule)
+			}
+			if d.Rule == "mandatory.pathDir" && !strings.Contains(d.Suggestion, "filesystem.allowWrite") {
+				t.Errorf("suggestion %q does not say how to make the directory writable", d.Suggestion)
+			}
+		})
+	}
+}
+
+func TestFenceBinaryProtection(t *testing.T) {
+	p := Compile(Config{Filesystem: Filesystem{AllowWrite: []string{"~"}}}, routineEnv)
+	for path, want := range map[string]string{
+		"/h/opt/fence/fence":       "mandatory.fenceBinary",
+		"/h/opt/fence/fence.new":   "mandatory.fenceBinary",
+		"/h/opt/fence/lib/x":       "mandatory.fenceBinary",
+		"/h/opt/other/x":           "filesystem.allowWrite",
+		"/h/opt/fence-other/fence": "filesystem.allowWrite",
+	} {
+		if d := p.CheckPath("write", path, path); d.Rule != want || d.Allowed != (want == "filesystem.allowWrite") {
+			t.Errorf("CheckPath(write, %s) = %v %s, want %s", path, d.Allowed, d.Rule, want)
+		}
+	}
+	env := routineEnv
+	env.FenceBinary = ""
+	if d := Compile(Config{Filesystem: Filesystem{AllowWrite: []string{"~"}}}, env).CheckPath("write", "/h/opt/fence/fence", "/h/opt/fence/fence"); !d.Allowed {
+		t.Errorf("no fence binary known, yet %+v", d)
+	}
+}
+
+// TestRoutineConfigHome: with XDG_CONFIG_HOME elsewhere, both it and
+// ~/.config are covered (tools differ on which they read).
+func TestRoutineConfigHome(t *testing.T) {
+	env := routineEnv
+	env.UserConfigDir = "/x/cfg/fence"
+	p := Compile(Config{Filesystem: Filesystem{AllowWrite: []string{"~", "/x"}}}, env)
+	for _, path := range []string{"/x/cfg/git/config", "/h/.config/git/config", "/x/cfg/systemd/user/a.service"} {
+		if d := p.CheckPath("write", path, path); d.Allowed || !strings.HasPrefix(d.Rule, "mandatory.") {
+			t.Errorf("CheckPath(write, %s) = %v %s, want denied by a mandatory rule", path, d.Allowed, d.Rule)
+		}
+	}
+}
+
+func TestPathDirs(t *testing.T) {
+	got := strings.Join(PathDirs("/usr/local/bin:/usr/bin/:bin::.:/usr/bin:/h/go/../go/bin"), " ")
+	if want := "/usr/local/bin /usr/bin /h/go/bin"; got != want {
+		t.Errorf("PathDirs = %q, want %q", got, want)
+	}
+}
+
+// TestRoutineGroupsDocumented keeps the list and README's table together.
+func TestRoutineGroupsDocumented(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"mandatory.pathDir", "mandatory.fenceBinary"}
+	for _, g := range routineGroups {
+		if !strings.HasPrefix(g.Key, "mandatory.") || g.Why == "" {
+			t.Errorf("group %q: want a mandatory.* key and a reason", g.Key)
+		}
+		keys = append(keys, g.Key)
+	}
+	for _, k := range keys {
+		if !strings.Contains(string(readme), "`"+k+"`") {
+			t.Errorf("README does not list the group %s", k)
+		}
+	}
+}

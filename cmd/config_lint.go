@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -31,7 +32,7 @@ func (o *lintOptions) run(stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	warnings := policy.Lint(res, opts.Dir, opts.Home)
+	warnings := policy.Lint(res, opts.Dir, opts.Home, policy.PathDirs(os.Getenv("PATH"))...)
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "fence: warning: %s [%s]\n", w, w.Check)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -84,7 +85,20 @@ func compileResolved(res *policy.Resolved, opts policy.Options) *policy.Policy {
 	return policy.Compile(res.Config, policy.Env{
 		Dir: opts.Dir, Root: policy.WorkspaceRoot(opts.Dir), Home: opts.Home, UserConfigDir: opts.UserConfigDir, ConfigFiles: res.Files,
 		Origin: originOf(res), Firm: res.FromCommandLine,
+		PathDirs: policy.PathDirs(os.Getenv("PATH")), FenceBinary: fenceBinary(),
 	})
+}
+
+// fenceBinary is the running fence, symlinks resolved; empty when unknown.
+func fenceBinary() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+		return resolved
+	}
+	return exe
 }
 
 // originOf names where a list entry of the loaded policy was written.

@@ -20,6 +20,8 @@ func newConfigCmd(pf *policyFlags, stdout, stderr io.Writer) *cobra.Command {
 		newConfigLintCmd(pf, stderr),
 		newConfigGrantCmd("allow", pf, stderr),
 		newConfigGrantCmd("deny", pf, stderr),
+		newConfigTrustCmd(pf, stdout, stderr),
+		newConfigUntrustCmd(pf, stderr),
 		&cobra.Command{
 			Use:   "schema",
 			Short: "Print the JSON Schema of fence.jsonc",

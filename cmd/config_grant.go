@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -63,7 +64,7 @@ func (o *grantOptions) run(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	path, err := grantTarget(opts, o.file)
+	path, named, err := grantTarget(opts, o.file)
 	if err != nil {
 		return err
 	}
@@ -94,6 +95,10 @@ func (o *grantOptions) run(args []string, stderr io.Writer) error {
 	if err := stillDenied(opts, e, added); err != nil {
 		return err
 	}
+	wasTrusted, err := editTrusted(opts, e, path, named)
+	if err != nil {
+		return err
+	}
 	if err := e.commit(); err != nil {
 		return err
 	}
@@ -103,7 +108,27 @@ func (o *grantOptions) run(args []string, stderr io.Writer) error {
 	if e.backup != "" {
 		fmt.Fprintf(stderr, "fence: the previous version is kept as %s\n", filepath.Base(e.backup))
 	}
-	return nil
+	if !wasTrusted {
+		fmt.Fprintf(stderr, "fence: warning: %s was not trusted before this edit, so it is not trusted now: review the policy with fence config show, then trust it with: fence config trust %s\n", path, shellQuote(named))
+		return nil
+	}
+	return recordTrust(opts, stderr, e.new, named, path)
+}
+
+// editTrusted reports whether the file an edit starts from was trusted
+// (under the name discovery reads or its real path), or is new: only then
+// does fence trust what it writes, or an edit would launder the bytes a
+// sandboxed command planted.
+func editTrusted(opts policy.Options, e *configEdit, paths ...string) (bool, error) {
+	if e.old == nil {
+		return true, nil
+	}
+	rec, err := trustStore{opts.UserConfigDir}.read()
+	if err != nil {
+		return false, err
+	}
+	hash := policy.HashConfig(e.old)
+	return slices.ContainsFunc(paths, func(p string) bool { return rec.Trusts(p, hash) }), nil
 }
 
 // grant is one entry to add to one list.
@@ -173,9 +198,10 @@ func tildePath(p, home string) string {
 
 // grantTarget picks the file to edit: --file, else fence.jsonc or
 // fence.json at the project root (the git top level, else the working
-// directory), else a new fence.jsonc there. It refuses the user config, a
-// system file, and a link that leads out of the project.
-func grantTarget(opts policy.Options, file string) (string, error) {
+// directory), else a new fence.jsonc there. It returns the file's real
+// path, and the path as named (as discovery reads it). It refuses the user
+// config, a system file, and a link that leads out of the project.
+func grantTarget(opts policy.Options, file string) (string, string, error) {
 	var path string
 	if file != "" {
 		path = filepath.Join(opts.Dir, file)
@@ -185,7 +211,7 @@ func grantTarget(opts policy.Options, file string) (string, error) {
 	} else {
 		var err error
 		if path, err = projectFile(opts.Dir); err != nil {
-			return "", err
+			return "", "", err
 		}
 	}
 	real := sandbox.ResolvePath(path, opts.Dir)
@@ -193,18 +219,18 @@ func grantTarget(opts policy.Options, file string) (string, error) {
 	// of the project the path names.
 	root := policy.WorkspaceRoot(filepath.Dir(path))
 	if project := sandbox.ResolvePath(root, opts.Dir); real != path && !under(real, project) {
-		return "", fmt.Errorf("refusing to edit %s: it is a link to %s, outside the project %s", path, real, project)
+		return "", "", fmt.Errorf("refusing to edit %s: it is a link to %s, outside the project %s", path, real, project)
 	}
 	userDir := sandbox.ResolvePath(opts.UserConfigDir, opts.Dir)
 	if under(real, userDir) {
-		return "", fmt.Errorf("refusing to edit %s: it is the user config, which applies to every project; edit it by hand if you mean to", real)
+		return "", "", fmt.Errorf("refusing to edit %s: it is the user config, which applies to every project; edit it by hand if you mean to", real)
 	}
 	for _, d := range systemConfigDirs {
 		if under(real, d) {
-			return "", fmt.Errorf("refusing to edit %s: it is a system file; edit it by hand if you mean to", real)
+			return "", "", fmt.Errorf("refusing to edit %s: it is a system file; edit it by hand if you mean to", real)
 		}
 	}
-	return real, nil
+	return real, path, nil
 }
 
 // projectFile is the config that discovery finds for dir within its

@@ -53,7 +53,11 @@ func (o *initOptions) run(stdout, stderr io.Writer) error {
 		_, err := stdout.Write(text)
 		return err
 	}
-	target, err := o.target()
+	opts, err := o.policy.options()
+	if err != nil {
+		return err
+	}
+	target, err := o.target(opts)
 	if err != nil {
 		return err
 	}
@@ -61,14 +65,11 @@ func (o *initOptions) run(stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "fence: wrote %s (extends %q); see what it resolves to with: fence config show\n", target, base)
-	return nil
+	return recordTrust(opts, stderr, text, target)
 }
 
-func (o *initOptions) target() (string, error) {
-	opts, err := o.policy.options()
+func (o *initOptions) target(opts policy.Options) (string, error) {
 	switch {
-	case err != nil:
-		return "", err
 	case o.user && o.output != "":
 		return "", errors.New("give --user or --output, not both")
 	case o.user:

@@ -7,6 +7,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fence-sandbox/fence/policy"
 )
 
 type showOptions struct {
@@ -34,9 +36,14 @@ func (o *showOptions) run(stdout, stderr io.Writer) error {
 	if o.json && !o.effective {
 		return errors.New("--json goes with --effective (plain config show prints JSON already)")
 	}
-	res, opts, err := o.policy.load()
+	res, opts, problems, err := o.policy.loadUntrusted()
 	if err != nil {
 		return err
+	}
+	// Before the chain, on lines of their own: an agent extension reads
+	// the chain's lines, and the JSON chain is the last line.
+	for _, p := range problems {
+		fmt.Fprintf(stderr, "fence: warning: %s; a run here refuses it until you trust it with: %s\n", describeProblem(p), trustCommand([]policy.TrustProblem{p}))
 	}
 	out := res.Config.JSON()
 	if o.effective {

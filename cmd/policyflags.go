@@ -65,23 +65,43 @@ func (p *policyFlags) options() (policy.Options, error) {
 	}, nil
 }
 
-// load finds, validates and merges the policy.
+// load finds, validates and merges the policy. It refuses a discovered
+// config the trust record does not vouch for: a sandboxed command may have
+// written it.
 func (p *policyFlags) load() (*policy.Resolved, policy.Options, error) {
-	opts, err := p.options()
+	res, opts, problems, err := p.loadUntrusted()
 	if err != nil {
 		return nil, opts, err
+	}
+	if len(problems) > 0 {
+		return nil, opts, &untrustedError{problems}
+	}
+	return res, opts, nil
+}
+
+// loadUntrusted loads as load does, but returns the files trust does not
+// vouch for instead of refusing them, for commands that only show the
+// policy.
+func (p *policyFlags) loadUntrusted() (*policy.Resolved, policy.Options, []policy.TrustProblem, error) {
+	opts, err := p.options()
+	if err != nil {
+		return nil, opts, nil, err
 	}
 	res, err := policy.Load(opts)
 	if err != nil {
-		return nil, opts, err
+		return nil, opts, nil, err
+	}
+	problems, err := checkTrust(opts, res)
+	if err != nil {
+		return nil, opts, nil, err
 	}
 	if err := res.Apply(p.rules, opts.Dir); err != nil {
-		return nil, opts, err
+		return nil, opts, nil, err
 	}
 	if p.debug {
 		for _, s := range res.Chain {
 			fmt.Fprintf(p.stderr, "fence: debug: config: %s\n", s.Label())
 		}
 	}
-	return res, opts, nil
+	return res, opts, problems, nil
 }

@@ -15,6 +15,9 @@ import (
 func TestReportGolden(t *testing.T) {
 	dir := workIn(t, "")
 	must(t, os.WriteFile("fence.jsonc", []byte(`{"extends": "code", "command": {"deny": ["npm publish"]}}`), 0o644))
+	if code, stderr := fence(t, "config", "trust"); code != 0 {
+		t.Fatalf("config trust: exit %d: %s", code, stderr)
+	}
 	var stdout, stderr bytes.Buffer
 	if code := Main([]string{"--report", "out/../r.json", "-c", "npm test && npm publish --tag next"}, &stdout, &stderr); code != 125 {
 		t.Fatalf("exit %d, want 125; stderr:\n%s", code, stderr.String())

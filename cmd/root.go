@@ -93,6 +93,11 @@ func report(err error, stderr io.Writer) int {
 		}
 		return ee.code
 	}
+	var ue *untrustedError
+	if errors.As(err, &ue) {
+		ue.print(stderr)
+		return sandbox.ExitFenceError
+	}
 	fmt.Fprintf(stderr, "fence: error: %v\n", err)
 	return sandbox.ExitFenceError
 }

@@ -118,15 +118,12 @@ func (p TrustProblem) Changed() bool { return p.Now != "" && p.Was != "" }
 // be one a sandboxed command wrote.
 func (o Options) Discovered() bool { return o.Settings == "" && o.Template == "" }
 
-// NeedsTrust lists the files of r that trust must vouch for, root first:
-// under discovery, every file that was read, except those protected says
-// need none (the user config dir's own files, which no sandbox can write;
-// nil means those lexically below opts.UserConfigDir). Builtin templates
-// are part of fence and need no trust; -s FILE and -t NAME need none.
-func (r *Resolved) NeedsTrust(opts Options, protected func(string) bool) []string {
-	if !opts.Discovered() {
-		return nil
-	}
+// TrustFiles lists the files of r that trust must vouch for, root first:
+// every file that was read, except those protected says need none (the
+// user config dir's own files, which no sandbox can write; nil means those
+// lexically below opts.UserConfigDir). Builtin templates are part of fence
+// and need no trust.
+func (r *Resolved) TrustFiles(opts Options, protected func(string) bool) []string {
 	if protected == nil {
 		protected = func(p string) bool { return opts.UserConfigDir != "" && under(p, filepath.Clean(opts.UserConfigDir)) }
 	}
@@ -139,8 +136,9 @@ func (r *Resolved) NeedsTrust(opts Options, protected func(string) bool) []strin
 	return out
 }
 
-// Check compares a discovered chain with the record: each file it needs
-// trusted must be trusted with the hash of the bytes Load parsed (not of a
+// Check compares a discovered chain with the record (a chain the caller
+// named with --settings or --template needs no trust): each of its
+// TrustFiles must be trusted with the hash of the bytes Load parsed (not of a
 // second read, which a command could race), and no trusted file may be
 // missing from where discovery would have found it before the one it
 // found (a command that deletes sub/fence.jsonc hands a run in sub/ to the
@@ -155,7 +153,7 @@ func (t Trust) Check(opts Options, r *Resolved, protected func(string) bool) []T
 			out = append(out, TrustProblem{Path: path, Was: e.SHA256})
 		}
 	}
-	for _, path := range r.NeedsTrust(opts, protected) {
+	for _, path := range r.TrustFiles(opts, protected) {
 		now := r.Hashes[path]
 		if !t.Trusts(path, now) {
 			out = append(out, TrustProblem{Path: path, Now: now, Was: t.Files[path].SHA256})

@@ -77,7 +77,8 @@ func compilePolicy(pf *policyFlags) (*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return compileResolved(res, opts), nil
+	pol := compileResolved(res, opts)
+	return pol, protectRepos(pol, res)
 }
 
 // compileResolved fixes the meaning of a loaded policy for this directory.

@@ -190,6 +190,9 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 		res.Config.Audit.File = o.audit
 	}
 	pol := compileResolved(res, opts)
+	if err := protectRepos(pol, res); err != nil {
+		return err
+	}
 	rec, err := o.recorder(pol, rep)
 	if err != nil {
 		return err
@@ -229,6 +232,9 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 		return err
 	}
 	if code != 0 {
+		if !res.Config.Filesystem.AllowGitConfig && sandbox.WritesGitConfig(args, o.shell) {
+			fmt.Fprintf(o.stderr, "fence: hint: git could not write the repository's config because fence keeps it read-only (rule %s: git configuration can make the host's git run code); set filesystem.allowGitConfig to lift it, or run that git command outside fence\n", policy.KeyGitConfig)
+		}
 		return &exitError{code: code}
 	}
 	return nil

@@ -3,10 +3,15 @@
 package linux_test
 
 import (
+	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The tests of this file are the escape suite's classes of what a run
@@ -70,5 +75,147 @@ func TestLeftBehindRenamedParentLandlockOnly(t *testing.T) {
 	}
 	if _, err := os.Stat(w.ws + "/.git/config"); err != nil {
 		t.Errorf(".git moved: %v", err)
+	}
+}
+
+// gitEnv gives git an identity without a config file.
+var gitEnv = []string{"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid"}
+
+// gitWorld replaces the world's stand-in .git with a real repository
+// holding one commit, a submodule whose git directory is absorbed into
+// .git/modules, a nested repository, a local remote and a linked
+// worktree next to the workspace, all owned by the world's user.
+func gitWorld(t *testing.T, u user, policy string) *world {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found")
+	}
+	w := newWorld(t, u.uid, policy)
+	must(t, os.RemoveAll(w.ws+"/.git"))
+	must(t, os.Chmod(w.base, 0o777)) // for ../feature and ../remote.git
+	script := `set -e
+git init -q -b main .
+git add README && git commit -q -m one
+mkdir -p .git/modules && git init -q -b main --separate-git-dir="$PWD/.git/modules/lib" lib
+git -C lib commit -q --allow-empty -m lib
+git init -q -b main vendor/nested
+git init -q --bare ../remote.git && git push -q ../remote.git main
+git worktree add -q ../feature -b feature
+`
+	if out, err := w.asUser(w.ws, "sh", "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("make the repository: %v\n%s", err, out)
+	}
+	return w
+}
+
+// asUser is argv run as the world's user in dir, outside any sandbox.
+func (w *world) asUser(dir string, argv ...string) *exec.Cmd {
+	if w.uid != os.Getuid() {
+		argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", w.uid), fmt.Sprintf("--regid=%d", w.uid), "--clear-groups"}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, append([]string{"HOME=" + w.home, "PATH=/usr/bin:/bin"}, gitEnv...)
+	return cmd
+}
+
+// hostGit runs git on the host in dir, as the world's user would after
+// the sandbox, and reports whether a planted command left its marker.
+func hostGit(t *testing.T, w *world, dir, marker string, args ...string) bool {
+	t.Helper()
+	if out, err := w.asUser(dir, append([]string{"git"}, args...)...).CombinedOutput(); err != nil && strings.Contains(string(out), "dubious ownership") {
+		t.Fatalf("git on the host refused the repository: %s", out)
+	}
+	_, err := os.Stat(marker)
+	return err == nil
+}
+
+// TestLeftBehindGitControlFiles: every file git takes configuration or
+// code from stays out of the command's reach, in the repository, its
+// submodule, a nested repository and a linked worktree; one the command
+// creates where none was is moved aside before the host's git can read
+// it. Afterwards the host's own git runs none of what was planted.
+func TestLeftBehindGitControlFiles(t *testing.T) {
+	attacks := []struct{ name, script, stderr string }{
+		{"point commondir at a repository of the command's", `git init -q --bare evil && git config --file evil/config core.fsmonitor "touch $MARK" && echo "$PWD/evil" > .git/commondir && echo planted`, ""},
+		{"git config", `git config core.fsmonitor "touch $MARK"`, `could not write config file .git/config`},
+		{"append to .git/config", `printf '[core]\n\tfsmonitor = touch %s\n' "$MARK" >> .git/config`, `Read-only file system`},
+		{"a hook", `printf '#!/bin/sh\ntouch %s\n' "$MARK" > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout`, `Read-only file system`},
+		{"info/attributes", `echo '* filter=x' > .git/info/attributes && echo planted`, ""},
+		{"info/exclude", `echo 'planted-file' >> .git/info/exclude`, `Read-only file system`},
+		{"config.worktree", `printf '[core]\n\tfsmonitor = touch %s\n' "$MARK" > .git/config.worktree && echo planted`, ""},
+		{"the submodule's gitfile", `echo "gitdir: $PWD/evil" > lib/.git`, `Read-only file system|Device or resource busy`},
+		{"the submodule's config", `printf '[core]\n\tfsmonitor = touch %s\n' "$MARK" >> .git/modules/lib/config`, `Read-only file system`},
+		{"the nested repository's hooks", `echo x > vendor/nested/.git/hooks/pre-commit`, `Read-only file system`},
+		{"the linked worktree's commondir", `echo "$PWD/evil" > .git/worktrees/feature/commondir`, `Read-only file system`},
+		{"alternates", `mkdir -p .git/objects/info && echo /tmp > .git/objects/info/alternates && echo planted`, ""},
+	}
+	for _, u := range users(t) {
+		for _, a := range attacks {
+			t.Run(u.name+"/"+a.name, func(t *testing.T) {
+				w := gitWorld(t, u, `{"filesystem": {"allowWrite": ["."]}}`)
+				marker := w.outside + "/MARK"
+				must(t, os.Chmod(w.outside, 0o777))
+				r := w.fence(t, "", append([]string{"MARK=" + marker}, gitEnv...), "-c", a.script)
+				if a.stderr != "" && !regexp.MustCompile(a.stderr).MatchString(r.stderr) {
+					t.Errorf("stderr does not match %q:\n%s", a.stderr, r.stderr)
+				}
+				if a.stderr == "" && !strings.Contains(r.stderr, "fence moved it to") {
+					t.Errorf("a created control file was not moved aside:\n%s%s", r.stdout, r.stderr)
+				}
+				for _, dir := range []string{w.ws, w.ws + "/lib", w.base + "/feature"} {
+					if hostGit(t, w, dir, marker, "status") || hostGit(t, w, dir, marker, "checkout", "-q", "-b", "after-"+filepath.Base(dir)) {
+						t.Fatalf("the host's git in %s ran what the command planted", dir)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestGitWorkUnderFence: everyday git works with the control files
+// protected, in the main work tree and in a linked worktree, and a write
+// git refuses names fence's rule.
+func TestGitWorkUnderFence(t *testing.T) {
+	work := `set -e
+echo change >> README && git add README && git commit -q -m two
+git branch topic && git checkout -q topic && echo t > t.txt && git add t.txt && git commit -q -m topic
+git switch -q main && git merge -q --no-edit topic
+echo s >> README && git stash -q && git stash pop -q && git checkout -q README
+git tag v1 && git fetch -q ../remote.git main
+git checkout -q -b rb topic && echo r > r.txt && git add r.txt && git commit -q -m r && git rebase -q main
+git status --short && echo done`
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := gitWorld(t, u, `{"filesystem": {"allowWrite": ["."]}}`)
+			r := w.fence(t, "", gitEnv, "-c", work)
+			check(t, r, 0, `done\n$`, "")
+			if strings.Contains(r.stderr, "fence moved it") {
+				t.Errorf("everyday git created a protected file:\n%s", r.stderr)
+			}
+			r = w.fence(t, "", gitEnv, "-c", `git remote add origin https://example.invalid/x.git`)
+			check(t, r, 128, "", `(?s)could not .*config.*fence: hint: .*mandatory.gitConfig.*filesystem.allowGitConfig`)
+		})
+	}
+}
+
+// TestGitWorkInLinkedWorktree runs fence in a linked worktree: commits
+// work there, and the main repository's hooks and config stay protected.
+func TestGitWorkInLinkedWorktree(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := gitWorld(t, u, `{"filesystem": {"allowWrite": [".", "../ws/.git"]}}`)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := w.command(ctx, gitEnv, "-c", `echo f > f.txt && git add f.txt && git commit -q -m f && echo committed; echo x >> ../ws/.git/config; echo x > ../ws/.git/hooks/pre-commit; echo x > ../ws/.git/worktrees/feature/commondir`)
+			cmd.Dir = w.base + "/feature"
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the protected files were writable:\n%s", out)
+			}
+			want := `(?s)committed.*config: Read-only file system.*pre-commit: Read-only file system.*commondir: Read-only file system`
+			if !regexp.MustCompile(want).Match(out) {
+				t.Errorf("output does not match %q:\n%s", want, out)
+			}
+		})
 	}
 }

@@ -229,23 +229,23 @@ func exitCode(ps *os.ProcessState) int {
 }
 
 // warnCreated reports protected paths that did not exist when the sandbox
-// started (so no mount could cover them) and exist now. A config file
-// created where fence looks for one is moved aside.
+// started (so no mount could cover them) and exist now. One that git or
+// config discovery would read or run is moved aside.
 func warnCreated(watch []sandbox.Watch, stderr io.Writer) {
 	for _, w := range watch {
 		if _, err := os.Lstat(w.Path); err != nil {
 			continue
 		}
 		if !w.Quarantine {
-			fmt.Fprintf(stderr, "fence: warning: the command created %s, a path fence protects but could not cover because it did not exist: review it before trusting it\n", w.Path)
+			fmt.Fprintf(stderr, "fence: warning: the command created %s, a path fence protects (%s) but could not cover because it did not exist: review it before trusting it\n", w.Path, w.Why)
 			continue
 		}
 		aside := fmt.Sprintf("%s.fence-quarantine-%d", w.Path, time.Now().Unix())
 		if err := os.Rename(w.Path, aside); err != nil {
-			fmt.Fprintf(stderr, "fence: warning: the command created %s, where fence reads its policy, and fence could not move it aside (%v): delete it unless you wrote it\n", w.Path, err)
+			fmt.Fprintf(stderr, "fence: warning: the command created %s (%s), and fence could not move it aside (%v): delete it unless you wrote it\n", w.Path, w.Why, err)
 			continue
 		}
-		fmt.Fprintf(stderr, "fence: warning: the command created %s, where fence reads its policy; fence moved it to %s so that it cannot change the next run\n", w.Path, aside)
+		fmt.Fprintf(stderr, "fence: warning: the command created %s (%s); fence moved it to %s so that nothing outside the sandbox reads or runs it\n", w.Path, w.Why, aside)
 	}
 }
 

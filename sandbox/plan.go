@@ -67,6 +67,7 @@ type Plan struct {
 type Watch struct {
 	Path       string `json:"path"`
 	Quarantine bool   `json:"quarantine,omitempty"`
+	Why        string `json:"why"` // the rule that protects it
 }
 
 // Mounts describes the sandbox's view of the filesystem: the host, read
@@ -233,7 +234,7 @@ func (b *builder) all(rules []policy.Rule) []resolved {
 			found++
 		}
 		if found == 0 && !r.Glob && strings.HasPrefix(r.Origin, "always protected") {
-			b.plan.Watch = append(b.plan.Watch, Watch{Path: r.Pattern, Quarantine: r.Origin == policy.OriginConfigPath})
+			b.plan.Watch = append(b.plan.Watch, Watch{Path: r.Pattern, Quarantine: policy.Quarantined(r.Key), Why: r.Origin})
 		}
 	}
 	return out

@@ -1,0 +1,97 @@
+package policy
+
+import "path"
+
+// GitRepo is a repository found on disk whose control files the sandbox
+// must keep: everything git takes configuration or code from. Paths are
+// absolute.
+type GitRepo struct {
+	// WorkTree is the directory holding the .git entry; empty for a bare
+	// repository.
+	WorkTree string `json:"workTree,omitempty"`
+	// Gitfile is the work tree's .git when it is a file ("gitdir: ..."),
+	// as in linked worktrees and submodules.
+	Gitfile string `json:"gitfile,omitempty"`
+	// GitDirs are the repository's own git directory and its linked
+	// worktrees' (CommonDir/worktrees/*). A submodule's git directory
+	// (CommonDir/modules/...) is a repository of its own.
+	GitDirs []string `json:"gitDirs"`
+	// CommonDir is where the shared config, hooks and info live: the
+	// git directory, unless its commondir file points elsewhere.
+	CommonDir string `json:"commonDir"`
+}
+
+// The rule keys of git's control files.
+const (
+	KeyGitConfig  = "mandatory.gitConfig"
+	KeyGitControl = "mandatory.gitControl"
+)
+
+// Origins of the rules ProtectRepos adds.
+const (
+	originGitConfig  = "always protected: git configuration (set filesystem.allowGitConfig to lift)"
+	originGitControl = "always protected: git runs or follows it (hooks, commondir and gitdir links, attributes, alternates)"
+)
+
+// gitCommonFiles are read from a repository's common directory (see
+// gitrepository-layout(5)): config (aliases, core.fsmonitor,
+// core.hooksPath, filters, pagers, editors, credential helpers...),
+// hooks, info/attributes (which choose filter and diff drivers),
+// info/exclude (which could hide a planted file from git status),
+// info/grafts (history rewritten under every command), and
+// objects/info/alternates (other object stores read as the
+// repository's own). The rest of info/ is git's own output
+// (update-server-info writes info/refs on every repack).
+var gitCommonFiles = []struct{ name, key string }{
+	{"config", KeyGitConfig},
+	{"hooks", KeyGitControl},
+	{"info/attributes", KeyGitControl},
+	{"info/exclude", KeyGitControl},
+	{"info/grafts", KeyGitControl},
+	{"objects/info/alternates", KeyGitControl},
+}
+
+// gitOwnFiles are read from every git directory, a linked worktree's
+// included: config.worktree (with extensions.worktreeConfig), commondir
+// (where the shared config and hooks are) and gitdir (a worktree's link
+// back to its work tree).
+var gitOwnFiles = []struct{ name, key string }{
+	{"config.worktree", KeyGitConfig},
+	{"commondir", KeyGitControl},
+	{"gitdir", KeyGitControl},
+}
+
+// ProtectRepos adds write protections for the control files of repos:
+// the configuration files (unless allowGitConfig) and what git runs or
+// follows (never lifted). A protected path that does not exist is
+// watched by the sandbox and moved aside if the command creates it.
+func (p *Policy) ProtectRepos(repos []GitRepo, allowGitConfig bool) {
+	have := map[string]bool{}
+	for _, r := range p.DenyWrite {
+		have[r.Pattern] = true
+	}
+	add := func(pattern, key string) {
+		if have[pattern] || key == KeyGitConfig && allowGitConfig {
+			return
+		}
+		have[pattern] = true
+		origin := originGitControl
+		if key == KeyGitConfig {
+			origin = originGitConfig
+		}
+		p.DenyWrite = append(p.DenyWrite, Rule{Pattern: pattern, Glob: hasGlob(pattern), Origin: origin, Key: key, Source: "fence (always protected)"})
+	}
+	for _, repo := range repos {
+		if repo.Gitfile != "" {
+			add(repo.Gitfile, KeyGitControl)
+		}
+		for _, f := range gitCommonFiles {
+			add(path.Join(repo.CommonDir, f.name), f.key)
+		}
+		for _, dir := range repo.GitDirs {
+			for _, f := range gitOwnFiles {
+				add(path.Join(dir, f.name), f.key)
+			}
+		}
+	}
+}

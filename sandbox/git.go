@@ -1,0 +1,249 @@
+package sandbox
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fence-sandbox/fence/policy"
+)
+
+// shallowRepoDepth is how far below a writable tree outside the workspace
+// (a cache, /tmp, the home) fence looks for repositories: ~/src/app/.git
+// is found under allowWrite ["~"]; deeper ones are not.
+const shallowRepoDepth = 2
+
+// FindRepos finds the repositories whose control files a run under p must
+// keep: the one around the working directory and around each writable
+// tree, every one below the writable part of the workspace (the work tree
+// holding the working directory), and those near the top of every other
+// writable tree. A search of the workspace the budget cuts short is an
+// error: a repository it did not reach would be left open.
+func FindRepos(p *policy.Policy, budget time.Duration) ([]policy.GitRepo, error) {
+	f := &repoFinder{deadline: time.Now().Add(budget), budget: budget, seen: map[string]bool{}}
+	workspace := policy.WorkspaceRoot(p.Dir)
+	f.around(p.Dir)
+	for _, w := range writableTrees(p) {
+		f.around(w)
+		switch {
+		case under(workspace, w):
+			if err := f.below(workspace, w); err != nil {
+				return nil, err
+			}
+		case under(w, workspace):
+			if err := f.below(w, w); err != nil {
+				return nil, err
+			}
+		default:
+			f.near(w, shallowRepoDepth)
+		}
+	}
+	return f.repos, nil
+}
+
+// writableTrees are the existing trees p lets the command write, with
+// their symlinks resolved.
+func writableTrees(p *policy.Policy) []string {
+	var out []string
+	for _, r := range p.Write {
+		base := r.Pattern
+		if r.Glob {
+			base = literalPrefix(r.Pattern)
+		}
+		if real, err := filepath.EvalSymlinks(base); err == nil && !slices.Contains(out, real) {
+			out = append(out, real)
+		}
+	}
+	return out
+}
+
+type repoFinder struct {
+	deadline time.Time
+	budget   time.Duration
+	seen     map[string]bool // common dirs found
+	repos    []policy.GitRepo
+}
+
+// around adds the repository that holds dir, if any.
+func (f *repoFinder) around(dir string) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if f.addWorkTree(d) || d == filepath.Dir(d) {
+			return
+		}
+	}
+}
+
+// below adds every repository below root, walking all of it; rule names
+// the writable tree for the error when the budget runs out.
+func (f *repoFinder) below(root, tree string) error {
+	n := 0
+	var stopped string
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if n++; n%256 == 0 && time.Now().After(f.deadline) {
+			stopped = filepath.Dir(p)
+			return filepath.SkipAll
+		}
+		switch {
+		case err != nil:
+			return nil
+		case d.Name() == ".git":
+			f.addWorkTree(filepath.Dir(p))
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		case d.Name() == "HEAD" && !d.IsDir():
+			f.addBare(filepath.Dir(p))
+		}
+		return nil
+	})
+	if stopped != "" {
+		return &BudgetError{Rule: "the search for repositories below the writable tree " + tree + " (their git control files are protected)", Stopped: stopped, Budget: f.budget}
+	}
+	return nil
+}
+
+// near adds the repositories at most depth levels below tree: tree/a/.git
+// and, for depth 2, tree/a/b/.git.
+func (f *repoFinder) near(tree string, depth int) {
+	dirs := []string{tree}
+	for level := 0; level <= depth && len(dirs) > 0; level++ {
+		var next []string
+		for _, d := range dirs {
+			if time.Now().After(f.deadline) {
+				return
+			}
+			if f.addWorkTree(d) || level == depth {
+				continue
+			}
+			entries, _ := os.ReadDir(d)
+			for _, e := range entries {
+				if e.IsDir() && e.Name() != ".git" {
+					next = append(next, filepath.Join(d, e.Name()))
+				}
+			}
+		}
+		dirs = next
+	}
+}
+
+// addWorkTree adds the repository whose work tree is dir, when dir holds
+// a .git directory or gitfile.
+func (f *repoFinder) addWorkTree(dir string) bool {
+	entry := filepath.Join(dir, ".git")
+	fi, err := os.Stat(entry)
+	if err != nil {
+		return false
+	}
+	repo := policy.GitRepo{WorkTree: dir}
+	gitDir := entry
+	if !fi.IsDir() {
+		target, ok := readGitfile(entry)
+		if !ok {
+			return false
+		}
+		repo.Gitfile, gitDir = entry, target
+	}
+	f.add(repo, gitDir)
+	return true
+}
+
+// addBare adds dir when it is a bare repository (HEAD, objects/ and
+// refs/ with no work tree) that is not a .git directory found otherwise.
+func (f *repoFinder) addBare(dir string) {
+	if filepath.Base(dir) == ".git" || !isDir(filepath.Join(dir, "objects")) || !isDir(filepath.Join(dir, "refs")) {
+		return
+	}
+	f.add(policy.GitRepo{}, dir)
+}
+
+// add completes repo from its git directory: the common directory, the
+// linked worktrees, and the submodules as repositories of their own.
+func (f *repoFinder) add(repo policy.GitRepo, gitDir string) {
+	if real, err := filepath.EvalSymlinks(gitDir); err == nil {
+		gitDir = real
+	}
+	repo.CommonDir = commonDir(gitDir)
+	if f.seen[repo.CommonDir+"\x00"+repo.Gitfile] {
+		return
+	}
+	f.seen[repo.CommonDir+"\x00"+repo.Gitfile] = true
+	repo.GitDirs = []string{gitDir}
+	if gitDir != repo.CommonDir {
+		repo.GitDirs = append(repo.GitDirs, repo.CommonDir)
+	}
+	entries, _ := os.ReadDir(filepath.Join(repo.CommonDir, "worktrees"))
+	for _, e := range entries {
+		if wt := filepath.Join(repo.CommonDir, "worktrees", e.Name()); e.IsDir() && !slices.Contains(repo.GitDirs, wt) {
+			repo.GitDirs = append(repo.GitDirs, wt)
+		}
+	}
+	f.repos = append(f.repos, repo)
+	f.modules(filepath.Join(repo.CommonDir, "modules"), 0)
+}
+
+// modules adds the submodules' git directories below dir, nested ones
+// included (modules/a/modules/b).
+func (f *repoFinder) modules(dir string, depth int) {
+	entries, err := os.ReadDir(dir)
+	if err != nil || depth > 16 {
+		return
+	}
+	for _, e := range entries {
+		sub := filepath.Join(dir, e.Name())
+		switch {
+		case !e.IsDir():
+		case isFile(filepath.Join(sub, "HEAD")):
+			f.add(policy.GitRepo{}, sub)
+		default:
+			f.modules(sub, depth+1) // a submodule named with slashes
+		}
+	}
+}
+
+// readGitfile returns the git directory a gitfile ("gitdir: PATH")
+// points at, relative paths taken from the file's directory.
+func readGitfile(path string) (string, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) > 4096 {
+		return "", false
+	}
+	target, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return "", false
+	}
+	target = strings.TrimSpace(target)
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(path), target)
+	}
+	return filepath.Clean(target), true
+}
+
+// commonDir is where git takes the shared config and hooks of gitDir:
+// what its commondir file names, else gitDir itself.
+func commonDir(gitDir string) string {
+	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	if err != nil || len(b) > 4096 {
+		return gitDir
+	}
+	dir := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(gitDir, dir)
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return filepath.Clean(dir)
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}

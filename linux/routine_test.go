@@ -1,0 +1,250 @@
+//go:build linux
+
+package linux_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The tests of class 5 and 6 of what a run leaves behind: files that run
+// code on a routine action, PATH directories and the fence binary stay
+// read-only inside a policy that makes their trees writable.
+
+// plant writes files below w.base, owned by w's user, with their
+// directories.
+func (w *world) plant(t *testing.T, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(w.base, name)
+		for d := filepath.Dir(p); d != w.base; d = filepath.Dir(d) {
+			defer os.Lchown(d, w.uid, w.uid)
+		}
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(content), 0o755))
+		must(t, os.Lchown(p, w.uid, w.uid))
+	}
+}
+
+// TestRoutineFilesReadOnly attempts, from inside a policy that makes the
+// home and the workspace writable, to change each kind of file that runs
+// code later, and a PATH directory under the home: each attempt fails on
+// the read-only bind, while the files next to them are writable.
+func TestRoutineFilesReadOnly(t *testing.T) {
+	const script = `
+try() { sh -c "$1" 2>&1 || echo "denied: $2"; }
+try 'printf "[core]\n\tfsmonitor = touch MARK\n" >> ~/.gitconfig' gitconfig-append
+try 'echo "[core] fsmonitor = x" > ~/.gitconfig.new && mv ~/.gitconfig.new ~/.gitconfig' gitconfig-replace
+try 'echo "{\"hooks\": {}}" > .claude/settings.json' claude-settings
+try 'rm -r .claude' claude-remove
+try 'echo "touch MARK" >> .envrc' envrc
+try 'echo "alias ls=x" >> ~/.bash_aliases' bash-aliases
+try 'echo x > ~/.ssh/authorized_keys' authorized-keys
+try 'echo "#!/bin/sh" > ~/tools/bin/git' path-dir-new
+try 'echo x >> ~/tools/bin/ls' path-dir-existing
+echo ok > ~/notes && echo ok > ~/tools/lib/x && echo ok > new.txt && echo wrote-neighbours
+`
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": [".", "~"]}}`)
+			w.plant(t, map[string]string{
+				"home/.gitconfig":           "[user]\n\tname = u\n",
+				"home/.bash_aliases":        "# aliases\n",
+				"home/.ssh/authorized_keys": "",
+				"home/tools/bin/ls":         "#!/bin/sh\n",
+				"home/tools/lib/.keep":      "",
+				"ws/.claude/settings.json":  "{}\n",
+				"ws/.envrc":                 "# envrc\n",
+			})
+			path := "PATH=" + w.home + "/tools/bin:/usr/local/bin:/usr/bin:/bin"
+			r := w.fence(t, "", []string{path}, "-c", script)
+			check(t, r, 0, "", "")
+			for _, want := range []string{
+				`\.gitconfig: Read-only file system\ndenied: gitconfig-append`,
+				`\.gitconfig.*: Device or resource busy\ndenied: gitconfig-replace`,
+				`settings\.json: Read-only file system\ndenied: claude-settings`,
+				`'\.claude/settings\.json': Read-only file system\ndenied: claude-remove`,
+				`\.envrc: Read-only file system\ndenied: envrc`,
+				`\.bash_aliases: Read-only file system\ndenied: bash-aliases`,
+				`authorized_keys: Read-only file system\ndenied: authorized-keys`,
+				`bin/git: Read-only file system\ndenied: path-dir-new`,
+				`bin/ls: Read-only file system\ndenied: path-dir-existing`,
+				`wrote-neighbours\n$`,
+			} {
+				if !regexpMatch(want, r.stdout) {
+					t.Errorf("stdout does not match %q:\n%s", want, r.stdout)
+				}
+			}
+			for name, want := range map[string]string{"home/.gitconfig": "[user]\n\tname = u\n", "ws/.envrc": "# envrc\n", "ws/.claude/settings.json": "{}\n"} {
+				if b, _ := os.ReadFile(filepath.Join(w.base, name)); string(b) != want {
+					t.Errorf("%s changed: %q", name, b)
+				}
+			}
+		})
+	}
+}
+
+// TestRoutineGitConfigNeverRuns plants a core.fsmonitor in ~/.gitconfig
+// from inside, then runs git status on the host as the user: the marker
+// the planted command would touch must not appear. A control run with the
+// same line written on the host shows that git would run it.
+func TestRoutineGitConfigNeverRuns(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": [".", "~"]}}`)
+			w.plant(t, map[string]string{"home/.gitconfig": "[user]\n\tname = u\n\temail = u@example.com\n"})
+			w.gitRepo(t)
+			mark := w.base + "/outside/fsmonitor-ran"
+			planted := fmt.Sprintf("[core]\n\tfsmonitor = \"touch %s; false\"\n", mark)
+			r := w.fence(t, "", nil, "-c", fmt.Sprintf("printf '%%s' '%s' >> ~/.gitconfig; git config --global core.fsmonitor 'touch %s; false'; true", planted, mark))
+			check(t, r, 0, "", `\.gitconfig: Read-only file system\nerror: could not write config file .*/\.gitconfig: Device or resource busy\n`)
+			w.hostGit(t, "status", "--short")
+			if _, err := os.Stat(mark); err == nil {
+				t.Fatalf("git status on the host ran the command planted in ~/.gitconfig:\n%s", r.stderr)
+			}
+			// Control: the same line, written on the host, does run.
+			f, err := os.OpenFile(w.home+"/.gitconfig", os.O_APPEND|os.O_WRONLY, 0)
+			must(t, err)
+			_, err = f.WriteString(planted)
+			must(t, err)
+			must(t, f.Close())
+			w.hostGit(t, "status", "--short")
+			if _, err := os.Stat(mark); err != nil {
+				t.Fatalf("control: git status did not run core.fsmonitor, so the test proves nothing: %v", err)
+			}
+		})
+	}
+}
+
+// gitRepo makes the workspace a repository with one commit, as w's user.
+func (w *world) gitRepo(t *testing.T) {
+	t.Helper()
+	must(t, os.RemoveAll(w.ws+"/.git"))
+	for _, args := range [][]string{{"init", "-q"}, {"add", "README"}, {"commit", "-q", "-m", "first"}} {
+		w.hostGit(t, args...)
+	}
+}
+
+// hostGit runs git in the workspace on the host, outside any sandbox, as
+// w's user with w's home: what the user does after a run.
+func (w *world) hostGit(t *testing.T, args ...string) {
+	t.Helper()
+	argv := append([]string{"git"}, args...)
+	if w.uid != os.Getuid() {
+		argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", w.uid), fmt.Sprintf("--regid=%d", w.uid), "--clear-groups"}, argv...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = w.ws
+	cmd.Env = []string{"HOME=" + w.home, "PATH=/usr/local/bin:/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// TestRoutineFenceBinary installs fence in a writable tree (a directory
+// of the workspace) and runs that copy: from inside, the binary cannot be
+// replaced, renamed or linked, and its directory takes no new entry,
+// while the rest of the workspace stays writable.
+func TestRoutineFenceBinary(t *testing.T) {
+	const script = `
+try() { sh -c "$1" 2>&1 || echo "denied: $2"; }
+try 'cp ./escape tools/fence' replace
+try 'mv tools/fence tools/old' rename
+try 'echo x > tools/fence.new && mv tools/fence.new tools/fence' rename-over
+try 'ln tools/fence tools/fence.link' link
+try 'echo x > tools/other' new-entry
+echo ok > fine && echo wrote-workspace
+`
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": ["."]}}`)
+			b, err := os.ReadFile(filepath.Join(bin, "fence"))
+			must(t, err)
+			w.plant(t, map[string]string{"ws/tools/fence": string(b)})
+			r := w.runFence(t, w.ws+"/tools/fence", "-c", script)
+			check(t, r, 0, "", "")
+			for _, want := range []string{
+				`'tools/fence': Read-only file system\ndenied: replace\n`,
+				`'tools/old': Read-only file system\ndenied: rename\n`,
+				`tools/fence\.new: Read-only file system\ndenied: rename-over\n`,
+				`'tools/fence\.link': Read-only file system\ndenied: link\n`,
+				`tools/other: Read-only file system\ndenied: new-entry\n`,
+				`wrote-workspace\n$`,
+			} {
+				if !regexpMatch(want, r.stdout) {
+					t.Errorf("stdout does not match %q:\n%s", want, r.stdout)
+				}
+			}
+			if got, _ := os.ReadFile(w.ws + "/tools/fence"); !bytes.Equal(got, b) {
+				t.Error("the fence binary changed")
+			}
+			if entries, _ := os.ReadDir(w.ws + "/tools"); len(entries) != 1 {
+				t.Errorf("the fence binary's directory holds %d entries, want 1", len(entries))
+			}
+		})
+	}
+}
+
+// TestRoutineFenceBinaryUnderSharedTmp runs the fence the tests built,
+// which lies under the host's /tmp, with the host's /tmp shared writable:
+// its directory takes no new entry and the binary no second name.
+func TestRoutineFenceBinaryUnderSharedTmp(t *testing.T) {
+	if !strings.HasPrefix(bin, "/tmp/") {
+		t.Skipf("the test binaries are in %s, not under /tmp", bin)
+	}
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": [".", "/tmp"]}}`)
+			script := fmt.Sprintf(`touch %[1]s/planted || echo denied-new; ln %[1]s/fence %[1]s/fence.link || echo denied-link; echo ok > /tmp/fence-routine-$$ && rm /tmp/fence-routine-$$ && echo wrote-tmp`, bin)
+			r := w.fence(t, "", nil, "-c", script)
+			t.Cleanup(func() { os.Remove(bin + "/planted"); os.Remove(bin + "/fence.link") })
+			check(t, r, 0, `^denied-new\ndenied-link\nwrote-tmp\n$`, `planted': Read-only file system\n.*fence\.link': Read-only file system\n$`)
+		})
+	}
+}
+
+// TestRoutineCreatedFileWarns: a protected path that did not exist at
+// start cannot be covered by a mount; fence says after the run that the
+// command created it.
+func TestRoutineCreatedFileWarns(t *testing.T) {
+	w := newWorld(t, os.Getuid(), `{"filesystem": {"allowWrite": ["."]}}`)
+	r := w.fence(t, "", nil, "-c", `mkdir .cursor && echo '{}' > .cursor/hooks.json`)
+	check(t, r, 0, "", `fence: warning: the command created `+w.ws+`/\.cursor, a path fence protects`)
+}
+
+// runFence runs the fence binary at path with the world's policy, in
+// w.ws, as w's user.
+func (w *world) runFence(t *testing.T, path string, args ...string) result {
+	t.Helper()
+	argv := append([]string{path, "-s", w.settings}, args...)
+	if w.uid != os.Getuid() {
+		argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", w.uid), fmt.Sprintf("--regid=%d", w.uid), "--clear-groups"}, argv...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = w.ws
+	cmd.Env = []string{"HOME=" + w.home, "PATH=/usr/local/bin:/usr/bin:/bin"}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run fence: %v", err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }

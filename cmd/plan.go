@@ -78,7 +78,7 @@ func compilePolicy(pf *policyFlags) (*policy.Policy, error) {
 		return nil, err
 	}
 	pol := compileResolved(res, opts)
-	return pol, protectRepos(pol, res)
+	return pol, prepareOnDisk(pol, res, pf.stderr)
 }
 
 // compileResolved fixes the meaning of a loaded policy for this directory.

@@ -190,7 +190,7 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 		res.Config.Audit.File = o.audit
 	}
 	pol := compileResolved(res, opts)
-	if err := protectRepos(pol, res); err != nil {
+	if err := prepareOnDisk(pol, res, o.stderr); err != nil {
 		return err
 	}
 	rec, err := o.recorder(pol, rep)

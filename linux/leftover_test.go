@@ -219,3 +219,39 @@ func TestGitWorkInLinkedWorktree(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftBehindPlantedSymlink: a link the command plants where a rule
+// points (a path that does not exist yet) or on the way to the next
+// run's working directory leads out of the tree it lies in; the next run
+// grants nothing through it, says so, and `fence check` agrees.
+func TestLeftBehindPlantedSymlink(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": [".", "cache"], "defaultDenyRead": true, "allowRead": ["data"]}}`)
+			r := w.fence(t, "", nil, "-c", `ln -s ../outside cache && ln -s ../outside data && ln -s ../outside proj && echo planted`)
+			check(t, r, 0, `planted`, "")
+			r = w.fence(t, "", nil, "-c", `echo x > cache/pwned; cat data/data.txt`)
+			check(t, r, 1, "", `(?s)filesystem.allowWrite "cache": .*/ws/cache, a symlink in .*/ws .* grants nothing.*filesystem.allowRead "data".*cache/pwned: Read-only file system.*data.txt: Permission denied`)
+			if strings.Contains(r.stdout, "OUTSIDE") {
+				t.Errorf("the next run read through the planted link:\n%s", r.stdout)
+			}
+			if _, err := os.Stat(w.outside + "/pwned"); err == nil {
+				t.Errorf("the next run wrote through the planted link")
+			}
+			c := w.fence(t, "", nil, "check", "write", "cache/x")
+			check(t, c, 1, `denied write`, `grants nothing`)
+
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := w.command(ctx, []string{"PWD=" + w.ws + "/proj"}, "-c", `echo x > pwned`)
+			cmd.Dir = w.ws + "/proj"
+			out, err := cmd.CombinedOutput()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 125 || !strings.Contains(string(out), "the working directory") {
+				t.Errorf("a run in a working directory reached through a planted link: %v\n%s", err, out)
+			}
+			if _, err := os.Stat(w.outside + "/pwned"); err == nil {
+				t.Errorf("the run in the planted working directory wrote outside")
+			}
+		})
+	}
+}

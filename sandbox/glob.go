@@ -43,10 +43,14 @@ func globKey(r policy.Rule) string {
 	return r.Origin + "\x00" + r.Pattern + "\x00" + fmt.Sprint(r.Fold)
 }
 
-// existing returns the existing paths that rule r names: the path itself
-// for a plain rule (and its case variants for a folding rule), every match
-// for a glob.
-func (m *matcher) existing(r policy.Rule) []string {
+// existing returns the existing paths that rule r names, with their
+// symlinks resolved.
+func (m *matcher) existing(r policy.Rule) []string { return resolveAll(m.matches(r)) }
+
+// matches returns the existing paths that rule r names, as found: the
+// path itself for a plain rule (and its case variants for a folding
+// rule), every match for a glob.
+func (m *matcher) matches(r policy.Rule) []string {
 	var found []string
 	cut, stopped := false, ""
 	switch {
@@ -66,7 +70,7 @@ func (m *matcher) existing(r policy.Rule) []string {
 	if r.Glob || cut {
 		m.reports = append(m.reports, GlobReport{Rule: r.Origin, Matches: len(found), Cut: cut, Stopped: stopped})
 	}
-	return resolveAll(found)
+	return found
 }
 
 // caseVariants returns the entries of p's directory whose names equal p's

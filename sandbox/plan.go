@@ -212,6 +212,25 @@ type builder struct {
 	pol     *policy.Policy
 	m       *matcher
 	environ []string
+	trees   []string // see linkTrees; computed when first needed
+}
+
+// paths are the existing paths r names, resolved; with trees, a path
+// through a link out of its tree is dropped with a warning.
+func (b *builder) paths(r policy.Rule, trees []string) []string {
+	if trees == nil {
+		return b.m.existing(r)
+	}
+	var out []string
+	for _, p := range b.m.matches(r) {
+		real, err := guardedResolve(p, trees)
+		if err != nil {
+			b.plan.Warnings = append(b.plan.Warnings, fmt.Sprintf("%s: %v", r.Origin, err))
+			continue
+		}
+		out = append(out, real)
+	}
+	return out
 }
 
 // resolved is an existing path a rule names, after symlinks.
@@ -221,11 +240,25 @@ type resolved struct {
 	dir  bool
 }
 
-func (b *builder) all(rules []policy.Rule) []resolved {
+// all resolves what deny rules name: a link leads to what is protected.
+func (b *builder) all(rules []policy.Rule) []resolved { return b.resolve(rules, nil) }
+
+// allowed resolves what allow rules name, granting nothing through a
+// symlink that leads out of the writable tree it lies in.
+func (b *builder) allowed(rules []policy.Rule) []resolved {
+	if b.trees == nil {
+		b.trees = linkTrees(b.pol)
+	}
+	return b.resolve(rules, b.trees)
+}
+
+// resolve finds the existing paths of rules with their links resolved;
+// with trees, guarded as guardedResolve does.
+func (b *builder) resolve(rules []policy.Rule, trees []string) []resolved {
 	var out []resolved
 	for _, r := range rules {
 		found := 0
-		for _, p := range b.m.existing(r) {
+		for _, p := range b.paths(r, trees) {
 			fi, err := os.Stat(p)
 			if err != nil {
 				continue
@@ -243,10 +276,10 @@ func (b *builder) all(rules []policy.Rule) []resolved {
 func (b *builder) build() {
 	denyRead := b.all(b.pol.DenyRead)
 	denyWrite := b.all(b.pol.DenyWrite)
-	write := b.all(b.pol.Write)
+	write := b.allowed(b.pol.Write)
 	write = slices.DeleteFunc(write, func(w resolved) bool { return coveredBy(w.path, denyWrite) || coveredBy(w.path, denyRead) })
-	read := b.all(b.pol.Read)
-	exec := b.all(b.pol.Execute)
+	read := b.allowed(b.pol.Read)
+	exec := b.allowed(b.pol.Execute)
 
 	mounts := &b.plan.Mounts
 	mounts.Devices = b.pol.DeviceMode
@@ -404,7 +437,7 @@ func (b *builder) landlock(read, exec, write []resolved) {
 	if b.pol.AllUnixSockets {
 		add("/", "unix", "network.allowAllUnixSockets")
 	}
-	for _, s := range b.all(b.pol.UnixSockets) {
+	for _, s := range b.allowed(b.pol.UnixSockets) {
 		add(s.path, "unix", s.why)
 	}
 	if p := b.plan.Proxy; b.plan.Network == "none" && !b.pol.LocalBinding {

@@ -1,0 +1,35 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/sandbox"
+)
+
+// prepareOnDisk fixes what pol means on the disk as it is now, the same
+// for the sandbox and for `fence check`: allow rules are resolved through
+// their symlinks, and one that leads through a link out of a writable
+// tree is dropped with a warning; the control files of every repository
+// a run could write into are protected.
+func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, stderr io.Writer) error {
+	dropped, err := sandbox.GuardLinks(pol)
+	if err != nil {
+		return err
+	}
+	for _, d := range dropped {
+		fmt.Fprintf(stderr, "fence: warning: %s\n", d)
+	}
+	budget := sandbox.DefaultGlobBudget
+	if pol.GlobBudgetMs != 0 {
+		budget = time.Duration(pol.GlobBudgetMs) * time.Millisecond
+	}
+	repos, err := sandbox.FindRepos(pol, budget)
+	if err != nil {
+		return err
+	}
+	pol.ProtectRepos(repos, res.Config.Filesystem.AllowGitConfig)
+	return nil
+}

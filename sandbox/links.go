@@ -1,0 +1,149 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fence-sandbox/fence/policy"
+)
+
+// TempTrees are writable by every user: a link in them could be anyone's.
+var TempTrees = []string{"/tmp", "/var/tmp", "/dev/shm"}
+
+// LinkError is a symlink that lies in a tree the sandbox could write and
+// leads out of it: a link the sandbox could have planted, which fence
+// never lets widen a run.
+type LinkError struct {
+	Path   string // the path being resolved
+	Link   string // the link on the way
+	Target string // where it leads, resolved
+	Tree   string // the writable tree the link lies in
+}
+
+func (e *LinkError) Error() string {
+	return fmt.Sprintf("%s leads through %s, a symlink in %s (a tree the sandbox can write) to %s outside it, so it grants nothing there: "+
+		"a link the sandbox could have planted never widens a run (name the target itself if you mean it)", e.Path, e.Link, e.Tree, e.Target)
+}
+
+// errLoop is too many links on the way, as the kernel's ELOOP.
+var errLoop = errors.New("too many levels of symbolic links")
+
+// linkTrees are the trees in which a symlink may not lead outwards: the
+// trees p lets the command write, the working directory and the
+// repository around it (writable under most policies, so a run in them
+// could have planted the link), and the temporary directories. Each is
+// given as written and, where its own path holds links, resolved.
+func linkTrees(p *policy.Policy) []string {
+	var lexical []string
+	for _, r := range p.Write {
+		if r.Glob {
+			lexical = append(lexical, literalPrefix(r.Pattern))
+		} else {
+			lexical = append(lexical, r.Pattern)
+		}
+	}
+	lexical = append(lexical, p.Dir, policy.WorkspaceRoot(p.Dir))
+	lexical = append(lexical, TempTrees...)
+	trees := lexical
+	for _, t := range lexical {
+		if real, err := guardedResolve(t, lexical); err == nil && real != t {
+			trees = append(trees, real)
+		}
+	}
+	return trees
+}
+
+// GuardLinks resolves the symlinks of p's allow rules and of its working
+// directory, so that the sandbox and `fence check` judge the same paths,
+// and drops an allow rule whose path leads out of a writable tree through
+// a link in it, returning why. A working directory reached that way is an
+// error: every rule relative to it would be.
+func GuardLinks(p *policy.Policy) (dropped []string, err error) {
+	trees := linkTrees(p)
+	if _, err := guardedResolve(p.Dir, trees); err != nil {
+		return nil, fmt.Errorf("the working directory: %w; cd to the directory itself if you mean to work there", err)
+	}
+	guard := func(rules []policy.Rule) []policy.Rule {
+		out := rules[:0]
+		for _, r := range rules {
+			if !r.Glob {
+				real, err := guardedResolve(r.Pattern, trees)
+				if err != nil {
+					dropped = append(dropped, fmt.Sprintf("%s: %v", r.Origin, err))
+					continue
+				}
+				r.Pattern = real
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	p.Write, p.Read, p.Execute, p.UnixSockets = guard(p.Write), guard(p.Read), guard(p.Execute), guard(p.UnixSockets)
+	return dropped, nil
+}
+
+// guardedResolve resolves the symlinks of the absolute path p, as
+// filepath.EvalSymlinks does, except that a link lying in one of trees
+// must lead inside that same tree. A missing tail is joined back as it
+// is written.
+func guardedResolve(p string, trees []string) (string, error) {
+	hops := 0
+	return resolveFrom("/", strings.Split(filepath.Clean(p), "/"), p, trees, &hops)
+}
+
+func resolveFrom(dir string, rest []string, orig string, trees []string, hops *int) (string, error) {
+	for i, name := range rest {
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			dir = filepath.Dir(dir)
+			continue
+		}
+		next := filepath.Join(dir, name)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return filepath.Join(append([]string{next}, rest[i+1:]...)...), nil
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			dir = next
+			continue
+		}
+		if *hops++; *hops > 40 {
+			return "", fmt.Errorf("resolve %q: %w", orig, errLoop)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", fmt.Errorf("resolve %q: %w", orig, err)
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(dir, target)
+		}
+		real, err := resolveFrom("/", strings.Split(filepath.Clean(target), "/"), orig, trees, hops)
+		if err != nil {
+			return "", err
+		}
+		if tree, ok := containingTree(dir, trees); ok && !under(real, tree) {
+			return "", &LinkError{Path: orig, Link: next, Target: real, Tree: tree}
+		}
+		dir = real
+	}
+	return dir, nil
+}
+
+// containingTree is the innermost of trees that holds dir: the one the
+// link lies in. (A link in a writable tree nested in another may not lead
+// to the outer one either: the rule is kept simple and strict.)
+func containingTree(dir string, trees []string) (string, bool) {
+	best, found := "", false
+	for _, t := range trees {
+		if under(dir, t) && len(t) >= len(best) {
+			best, found = t, true
+		}
+	}
+	return best, found
+}

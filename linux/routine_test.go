@@ -213,13 +213,23 @@ func TestRoutineFenceBinaryUnderSharedTmp(t *testing.T) {
 	}
 }
 
-// TestRoutineCreatedFileWarns: a protected path that did not exist at
-// start cannot be covered by a mount; fence says after the run that the
-// command created it.
-func TestRoutineCreatedFileWarns(t *testing.T) {
-	w := newWorld(t, os.Getuid(), `{"filesystem": {"allowWrite": ["."]}}`)
-	r := w.fence(t, "", nil, "-c", `mkdir .cursor && echo '{}' > .cursor/hooks.json`)
-	check(t, r, 0, "", `fence: warning: the command created `+w.ws+`/\.cursor, a path fence protects`)
+// TestRoutineCreatedFileQuarantined: a protected path that did not exist
+// at start cannot be covered by a mount; if the command creates it, fence
+// moves it aside after the run, so that the agent, shell or editor that
+// would read it never does, and says where it went.
+func TestRoutineCreatedFileQuarantined(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": ["."]}}`)
+			r := w.fence(t, "", nil, "-c", `mkdir .cursor && echo '{}' > .cursor/hooks.json && echo 'touch x' > .envrc`)
+			check(t, r, 0, "", `(?s)fence: warning: the command created `+w.ws+`/\.cursor \(always protected: .*\); fence moved it to `+w.ws+`/\.cursor\.fence-quarantine-.*\.envrc`)
+			for _, p := range []string{".cursor", ".envrc"} {
+				if _, err := os.Lstat(filepath.Join(w.ws, p)); err == nil {
+					t.Errorf("%s is still where it would be read", p)
+				}
+			}
+		})
+	}
 }
 
 // runFence runs the fence binary at path with the world's policy, in

@@ -94,13 +94,18 @@ func TestNewPlanMounts(t *testing.T) {
 
 func TestNewPlanWatchesMissingProtectedPaths(t *testing.T) {
 	root := mktree(t, "home/", "ws/")
-	p := plan(t, root+"/ws", root+"/home", policy.Filesystem{AllowWrite: []string{"."}})
-	want := map[string]bool{root + "/ws/.mcp.json": false, root + "/ws/fence.jsonc": true, root + "/fence.json": true, root + "/home/.bashrc": false}
+	p := plan(t, root+"/ws", root+"/home", policy.Filesystem{AllowWrite: []string{"."}, DenyWrite: []string{"notes"}})
+	// Every path fence always protects is moved aside if the command
+	// creates it; a path the config denies is only reported.
+	want := map[string]bool{root + "/ws/.mcp.json": true, root + "/ws/fence.jsonc": true, root + "/fence.json": true, root + "/home/.bashrc": true}
 	for path, quarantine := range want {
 		i := slices.IndexFunc(p.Watch, func(w Watch) bool { return w.Path == path })
 		if i < 0 || p.Watch[i].Quarantine != quarantine {
-			t.Errorf("Watch has no %s with quarantine %v: %+v", path, quarantine, p.Watch)
+			t.Errorf("Watch has no %s with quarantine %v", path, quarantine)
 		}
+	}
+	if slices.ContainsFunc(p.Watch, func(w Watch) bool { return w.Path == root+"/ws/notes" }) {
+		t.Errorf("a missing path filesystem.denyWrite names is watched; only fence's own protections are")
 	}
 }
 

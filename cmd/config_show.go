@@ -47,7 +47,13 @@ func (o *showOptions) run(stdout, stderr io.Writer) error {
 	}
 	out := res.Config.JSON()
 	if o.effective {
-		out = compileResolved(res, opts).Effective().JSON(o.json)
+		// As a run would enforce it: links resolved, and the control
+		// files of the repositories on disk protected.
+		pol := compileResolved(res, opts)
+		if err := prepareOnDisk(pol, res, stderr); err != nil {
+			return err
+		}
+		out = pol.Effective().JSON(o.json)
 	}
 	if _, err := stdout.Write(out); err != nil {
 		return fmt.Errorf("write config: %w", err)

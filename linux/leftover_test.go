@@ -255,3 +255,25 @@ func TestLeftBehindPlantedSymlink(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftBehindQuarantineThroughLink: the command plants a link where a
+// protected path's parent was missing, so that the after-run check would
+// reach a host file through it; fence moves the link aside and leaves
+// the host's file where it is.
+func TestLeftBehindQuarantineThroughLink(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": ["."]}}`)
+			must(t, os.MkdirAll(w.outside+"/mise", 0o755))
+			must(t, os.WriteFile(w.outside+"/mise/config.toml", []byte("HOST\n"), 0o644))
+			r := w.fence(t, "", nil, "-c", `ln -s ../outside .config`)
+			check(t, r, 0, "", `fence moved the link, `+w.ws+`/\.config, to `+w.ws+`/\.config\.fence-quarantine-`)
+			if b, err := os.ReadFile(w.outside + "/mise/config.toml"); err != nil || string(b) != "HOST\n" {
+				t.Errorf("the host's file = %q, %v; want it untouched", b, err)
+			}
+			if _, err := os.Lstat(w.ws + "/.config"); err == nil {
+				t.Errorf("the planted link is still there")
+			}
+		})
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -226,27 +225,6 @@ func exitCode(ps *os.ProcessState) int {
 		return 128 + int(ws.Signal())
 	}
 	return ws.ExitStatus()
-}
-
-// warnCreated reports protected paths that did not exist when the sandbox
-// started (so no mount could cover them) and exist now. One that git or
-// config discovery would read or run is moved aside.
-func warnCreated(watch []sandbox.Watch, stderr io.Writer) {
-	for _, w := range watch {
-		if _, err := os.Lstat(w.Path); err != nil {
-			continue
-		}
-		if !w.Quarantine {
-			fmt.Fprintf(stderr, "fence: warning: the command created %s, a path fence protects (%s) but could not cover because it did not exist: review it before trusting it\n", w.Path, w.Why)
-			continue
-		}
-		aside := fmt.Sprintf("%s.fence-quarantine-%d", w.Path, time.Now().Unix())
-		if err := os.Rename(w.Path, aside); err != nil {
-			fmt.Fprintf(stderr, "fence: warning: the command created %s (%s), and fence could not move it aside (%v): delete it unless you wrote it\n", w.Path, w.Why, err)
-			continue
-		}
-		fmt.Fprintf(stderr, "fence: warning: the command created %s (%s); fence moved it to %s so that nothing outside the sandbox reads or runs it\n", w.Path, w.Why, aside)
-	}
 }
 
 // keptFiles are the --keep-fd descriptors, handed to the init after its

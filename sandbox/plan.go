@@ -267,7 +267,9 @@ func (b *builder) resolve(rules []policy.Rule, trees []string) []resolved {
 			found++
 		}
 		if found == 0 && !r.Glob && strings.HasPrefix(r.Origin, "always protected") {
-			b.plan.Watch = append(b.plan.Watch, Watch{Path: r.Pattern, Quarantine: policy.Quarantined(r.Key), Why: r.Origin})
+			// Canonical, so that the after-run check can walk it
+			// without following a link the command planted.
+			b.plan.Watch = append(b.plan.Watch, Watch{Path: ResolvePath(r.Pattern, "/"), Quarantine: policy.Quarantined(r.Key), Why: r.Origin})
 		}
 	}
 	return out

@@ -32,7 +32,7 @@ func newCheckCmd(pf *policyFlags, stdin io.Reader, stdout io.Writer) *cobra.Comm
 		Use:   "check read|write|exec PATH... | check command 'STRING' | check url URL | check --stdin",
 		Short: "Ask the policy about paths, commands and URLs, as the sandbox would decide (exit 1 when any is denied)",
 		RunE: func(_ *cobra.Command, args []string) error {
-			pol, err := compilePolicy(o.policy)
+			pol, _, err := compilePolicy(o.policy)
 			if err != nil {
 				return err
 			}

@@ -14,10 +14,11 @@ import (
 // their symlinks, and one that leads through a link out of a writable
 // tree is dropped with a warning; the control files of every repository
 // a run could write into are protected.
-func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, stderr io.Writer) error {
+// The listings read on the way are returned for the plan's own walks.
+func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, stderr io.Writer) (*sandbox.Disk, error) {
 	dropped, err := sandbox.GuardLinks(pol)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, d := range dropped {
 		fmt.Fprintf(stderr, "fence: warning: %s\n", d)
@@ -26,10 +27,11 @@ func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, stderr io.Writer) e
 	if pol.GlobBudgetMs != 0 {
 		budget = time.Duration(pol.GlobBudgetMs) * time.Millisecond
 	}
-	repos, err := sandbox.FindRepos(pol, budget)
+	disk := sandbox.NewDisk()
+	repos, err := sandbox.FindRepos(pol, budget, disk)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pol.ProtectRepos(repos, res.Config.Filesystem.AllowGitConfig)
-	return nil
+	return disk, nil
 }

@@ -27,11 +27,11 @@ func newPlanCmd(pf *policyFlags, stdout io.Writer) *cobra.Command {
 			if shell == "" && len(args) == 0 {
 				args = []string{"true"}
 			}
-			pol, err := compilePolicy(pf)
+			pol, disk, err := compilePolicy(pf)
 			if err != nil {
 				return err
 			}
-			plan, err := planFor(pol, args, shell, "refuse")
+			plan, err := planFor(pol, disk, args, shell, "refuse")
 			if err != nil {
 				return err
 			}
@@ -64,21 +64,23 @@ func printDarwinPlan(w io.Writer, pol *policy.Policy, plan *sandbox.Plan) error 
 
 // buildPlan loads the policy and plans the command for this process.
 func buildPlan(pf *policyFlags, argv []string, shell, degraded string) (*sandbox.Plan, error) {
-	pol, err := compilePolicy(pf)
+	pol, disk, err := compilePolicy(pf)
 	if err != nil {
 		return nil, err
 	}
-	return planFor(pol, argv, shell, degraded)
+	return planFor(pol, disk, argv, shell, degraded)
 }
 
-// compilePolicy loads the policy and fixes its meaning for this directory.
-func compilePolicy(pf *policyFlags) (*policy.Policy, error) {
+// compilePolicy loads the policy and fixes its meaning for this directory
+// and this disk; the listings it read are for planFor.
+func compilePolicy(pf *policyFlags) (*policy.Policy, *sandbox.Disk, error) {
 	res, opts, err := pf.load()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pol := compileResolved(res, opts)
-	return pol, prepareOnDisk(pol, res, pf.stderr)
+	disk, err := prepareOnDisk(pol, res, pf.stderr)
+	return pol, disk, err
 }
 
 // compileResolved fixes the meaning of a loaded policy for this directory.
@@ -113,8 +115,8 @@ func originOf(res *policy.Resolved) func(key, value string) string {
 }
 
 // planFor plans the command under a compiled policy.
-func planFor(pol *policy.Policy, argv []string, shell, degraded string) (*sandbox.Plan, error) {
-	plan, err := sandbox.NewPlan(pol, sandbox.Options{
+func planFor(pol *policy.Policy, disk *sandbox.Disk, argv []string, shell, degraded string) (*sandbox.Plan, error) {
+	plan, err := sandbox.NewPlan(pol, sandbox.Options{Disk: disk,
 		Argv: argv, Shell: shell, Environ: os.Environ(),
 		UID: os.Getuid(), GID: os.Getgid(), Degraded: degraded,
 	})

@@ -190,7 +190,8 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 		res.Config.Audit.File = o.audit
 	}
 	pol := compileResolved(res, opts)
-	if err := prepareOnDisk(pol, res, o.stderr); err != nil {
+	disk, err := prepareOnDisk(pol, res, o.stderr)
+	if err != nil {
 		return err
 	}
 	rec, err := o.recorder(pol, rep)
@@ -204,7 +205,7 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 		rec.Command(sandbox.LayerPreflight, v)
 		return &exitError{code: sandbox.ExitFenceError, msg: v.Message()}
 	}
-	plan, err := planFor(pol, args, o.shell, o.degraded)
+	plan, err := planFor(pol, disk, args, o.shell, o.degraded)
 	if err != nil {
 		return err
 	}

@@ -12,9 +12,11 @@ import (
 )
 
 // shallowRepoDepth is how far below a writable tree outside the workspace
-// (a cache, /tmp, the home) fence looks for repositories: ~/src/app/.git
-// is found under allowWrite ["~"]; deeper ones are not.
-const shallowRepoDepth = 2
+// (a cache, /tmp, the home) fence looks for repositories: /tmp/clone/.git
+// is found under allowWrite ["/tmp"], /tmp/a/clone/.git is not. Every
+// level costs a stat of each directory in it on every run (~/.cache
+// alone holds hundreds at the second).
+const shallowRepoDepth = 1
 
 // FindRepos finds the repositories whose control files a run under p must
 // keep: the one around the working directory and around each writable
@@ -22,23 +24,25 @@ const shallowRepoDepth = 2
 // holding the working directory), and those near the top of every other
 // writable tree. A search of the workspace the budget cuts short is an
 // error: a repository it did not reach would be left open.
-func FindRepos(p *policy.Policy, budget time.Duration) ([]policy.GitRepo, error) {
-	f := &repoFinder{deadline: time.Now().Add(budget), budget: budget, seen: map[string]bool{}}
+// disk, which may be nil, keeps the listings for the plan's own walks.
+func FindRepos(p *policy.Policy, budget time.Duration, disk *Disk) ([]policy.GitRepo, error) {
+	f := &repoFinder{deadline: time.Now().Add(budget), budget: budget, seen: map[string]bool{}, disk: disk}
 	workspace := policy.WorkspaceRoot(p.Dir)
 	f.around(p.Dir)
 	for _, w := range writableTrees(p) {
 		f.around(w)
+		var err error
 		switch {
-		case under(workspace, w):
-			if err := f.below(workspace, w); err != nil {
-				return nil, err
-			}
 		case under(w, workspace):
-			if err := f.below(w, w); err != nil {
-				return nil, err
-			}
+			err = f.below(w, w)
+		case under(workspace, w):
+			err = f.below(workspace, w)
+			f.near(w, shallowRepoDepth)
 		default:
 			f.near(w, shallowRepoDepth)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	return f.repos, nil
@@ -61,6 +65,7 @@ func writableTrees(p *policy.Policy) []string {
 }
 
 type repoFinder struct {
+	disk     *Disk
 	deadline time.Time
 	budget   time.Duration
 	seen     map[string]bool // common dirs found
@@ -81,7 +86,7 @@ func (f *repoFinder) around(dir string) {
 func (f *repoFinder) below(root, tree string) error {
 	n := 0
 	var stopped string
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	f.disk.Walk(root, func(p string, d fs.DirEntry, err error) error {
 		if n++; n%256 == 0 && time.Now().After(f.deadline) {
 			stopped = filepath.Dir(p)
 			return filepath.SkipAll
@@ -105,8 +110,10 @@ func (f *repoFinder) below(root, tree string) error {
 	return nil
 }
 
-// near adds the repositories at most depth levels below tree: tree/a/.git
-// and, for depth 2, tree/a/b/.git.
+// near adds the repositories at most depth levels below tree (tree/a/.git
+// for depth 1), learning from each listing whether a directory holds a
+// .git, and stating .git only in the directories of the last level. It
+// stops at the deadline: it is a search near the top, not a promise.
 func (f *repoFinder) near(tree string, depth int) {
 	dirs := []string{tree}
 	for level := 0; level <= depth && len(dirs) > 0; level++ {
@@ -115,12 +122,16 @@ func (f *repoFinder) near(tree string, depth int) {
 			if time.Now().After(f.deadline) {
 				return
 			}
-			if f.addWorkTree(d) || level == depth {
+			if level == depth {
+				f.addWorkTree(d)
 				continue
 			}
-			entries, _ := os.ReadDir(d)
+			entries, _ := f.disk.ReadDir(d)
+			if slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() == ".git" }) && f.addWorkTree(d) {
+				continue
+			}
 			for _, e := range entries {
-				if e.IsDir() && e.Name() != ".git" {
+				if e.IsDir() {
 					next = append(next, filepath.Join(d, e.Name()))
 				}
 			}

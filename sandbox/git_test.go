@@ -46,7 +46,7 @@ func gitTree(t *testing.T) string {
 func TestFindRepos(t *testing.T) {
 	root := gitTree(t)
 	pol := policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowWrite: []string{".", "../cache", "src"}}}, policy.Env{Dir: root + "/ws", Home: root})
-	repos, err := FindRepos(pol, time.Minute)
+	repos, err := FindRepos(pol, time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestFindRepos(t *testing.T) {
 		got = append(got, strings.ReplaceAll(r.CommonDir+" "+r.Gitfile+" "+strings.Join(r.GitDirs, ","), root, ""))
 	}
 	// The workspace is searched whole (src only once, inside it), the
-	// cache two levels down: cache/a/b/c is too deep.
+	// cache one level down: cache/a/b is too deep.
 	want := []string{
 		"/ws/.git  /ws/.git,/ws/.git/worktrees/feature",
 		"/ws/.git/modules/lib  /ws/.git/modules/lib",
@@ -63,7 +63,6 @@ func TestFindRepos(t *testing.T) {
 		"/ws/.git/modules/lib /ws/lib/.git /ws/.git/modules/lib",
 		"/ws/mirror.git  /ws/mirror.git",
 		"/ws/vendor/nested/.git  /ws/vendor/nested/.git",
-		"/cache/a/b/.git  /cache/a/b/.git",
 		"/cache/one/.git  /cache/one/.git",
 	}
 	slices.Sort(got)
@@ -78,7 +77,7 @@ func TestFindRepos(t *testing.T) {
 func TestFindReposLinkedWorktree(t *testing.T) {
 	root := gitTree(t)
 	pol := policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowWrite: []string{"."}}}, policy.Env{Dir: root + "/feature", Home: root})
-	repos, err := FindRepos(pol, time.Minute)
+	repos, err := FindRepos(pol, time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +99,7 @@ func TestFindReposBudget(t *testing.T) {
 	}
 	root := mktree(t, names...)
 	pol := policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowWrite: []string{"."}}}, policy.Env{Dir: root + "/ws", Home: root})
-	_, err := FindRepos(pol, time.Nanosecond)
+	_, err := FindRepos(pol, time.Nanosecond, nil)
 	if be, ok := err.(*BudgetError); !ok || !strings.Contains(be.Rule, "repositories below the writable tree "+root+"/ws") {
 		t.Errorf("err = %v, want a BudgetError for the search of the workspace", err)
 	}

@@ -29,7 +29,7 @@ type GlobReport struct {
 type matcher struct {
 	deadline time.Time
 	reports  []GlobReport
-	dirs     map[string][]string   // directory -> entry names, read once
+	disk     *Disk                 // the listings, shared with the repository search
 	globs    map[string]globResult // globKey(rule) -> what prepare found
 }
 
@@ -77,21 +77,11 @@ func (m *matcher) matches(r policy.Rule) []string {
 // name without regard to case.
 func (m *matcher) caseVariants(p string) []string {
 	dir, name := path.Split(p)
-	names, ok := m.dirs[dir]
-	if !ok {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		if m.dirs == nil {
-			m.dirs = map[string][]string{}
-		}
-		m.dirs[dir] = names
-	}
+	entries, _ := m.disk.ReadDir(path.Clean(dir))
 	var out []string
-	for _, n := range names {
-		if strings.EqualFold(n, name) {
-			out = append(out, path.Join(dir, n))
+	for _, e := range entries {
+		if strings.EqualFold(e.Name(), name) {
+			out = append(out, path.Join(dir, e.Name()))
 		}
 	}
 	return out
@@ -155,7 +145,7 @@ func newGlobRule(r policy.Rule) globRule {
 // the directory it was in when the budget ran out, or "" when it finished.
 func (m *matcher) walkGroup(base string, group []globRule) (stopped string) {
 	n := 0
-	filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+	m.disk.Walk(base, func(p string, d fs.DirEntry, err error) error {
 		if n++; n%256 == 0 && time.Now().After(m.deadline) {
 			stopped = filepath.Dir(p)
 			return filepath.SkipAll

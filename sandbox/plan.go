@@ -133,6 +133,9 @@ type Options struct {
 	UID, GID   int           // the caller's ids
 	Degraded   string        // "refuse" or "warn"
 	GlobBudget time.Duration // time allowed for matching globs against the disk
+	// Disk holds the listings FindRepos read for this run, so that the
+	// plan's walks do not read the same tree again; nil reads afresh.
+	Disk *Disk
 }
 
 // DefaultGlobBudget bounds the walk that matches glob rules at start.
@@ -145,6 +148,9 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 		return nil, err
 	}
 	o.GlobBudget = budget(p, o)
+	if o.Disk == nil {
+		o.Disk = NewDisk()
+	}
 	for _, w := range p.Write {
 		if w.Pattern == "/" {
 			return nil, fmt.Errorf("%s: fence cannot make the whole root writable (it would bury the sandbox's own /tmp, /dev and /proc); name the directories, or run with --mode full", w.Origin)
@@ -170,7 +176,7 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 		plan.Proxy.LocalPorts = p.LocalOutboundPorts
 		plan.Env = ProxyEnv(plan.Env, plan.Proxy.HTTPPort, plan.Proxy.SOCKSPort)
 	}
-	b := builder{plan: plan, pol: p, m: &matcher{deadline: time.Now().Add(o.GlobBudget)}, environ: o.Environ}
+	b := builder{plan: plan, pol: p, m: &matcher{deadline: time.Now().Add(o.GlobBudget), disk: o.Disk}, environ: o.Environ}
 	b.m.prepare(slices.Concat(p.DenyRead, p.DenyWrite, p.Write, p.Read, p.Execute))
 	b.build()
 	if err := b.m.unfinishedDeny(p, o.GlobBudget); err != nil {

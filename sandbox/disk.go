@@ -1,0 +1,84 @@
+package sandbox
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Disk remembers the directory listings read while fence plans a run, so
+// that the walks that need the same tree (the search for repositories,
+// then the deny globs) read each directory once. A zero Disk is ready to
+// use; nil reads the disk every time.
+type Disk struct {
+	dirs map[string]listing
+}
+
+type listing struct {
+	entries []fs.DirEntry
+	err     error
+}
+
+// NewDisk returns an empty listing cache for one plan.
+func NewDisk() *Disk { return &Disk{} }
+
+// ReadDir is os.ReadDir, once per directory.
+func (d *Disk) ReadDir(dir string) ([]fs.DirEntry, error) {
+	if d == nil {
+		return os.ReadDir(dir)
+	}
+	if l, ok := d.dirs[dir]; ok {
+		return l.entries, l.err
+	}
+	entries, err := os.ReadDir(dir)
+	if d.dirs == nil {
+		d.dirs = map[string]listing{}
+	}
+	d.dirs[dir] = listing{entries, err}
+	return entries, err
+}
+
+// Walk is filepath.WalkDir over the cached listings: fn sees root, then
+// each entry below it in lexical order, parents first; it may return
+// filepath.SkipDir or filepath.SkipAll. A directory that cannot be read
+// is passed to fn a second time with the error, as WalkDir does.
+func (d *Disk) Walk(root string, fn fs.WalkDirFunc) error {
+	fi, err := os.Lstat(root)
+	if err != nil {
+		err = fn(root, nil, err)
+	} else {
+		err = d.walk(root, fs.FileInfoToDirEntry(fi), fn)
+	}
+	if errors.Is(err, filepath.SkipDir) || errors.Is(err, filepath.SkipAll) {
+		return nil
+	}
+	return err
+}
+
+func (d *Disk) walk(p string, e fs.DirEntry, fn fs.WalkDirFunc) error {
+	if err := fn(p, e, nil); err != nil || !e.IsDir() {
+		if errors.Is(err, filepath.SkipDir) && e.IsDir() {
+			err = nil
+		}
+		return err
+	}
+	entries, err := d.ReadDir(p)
+	if err != nil {
+		if err := fn(p, e, err); err != nil {
+			if errors.Is(err, filepath.SkipDir) {
+				err = nil
+			}
+			return err
+		}
+	}
+	for _, child := range entries {
+		if err := d.walk(filepath.Join(p, child.Name()), child, fn); err != nil {
+			if errors.Is(err, filepath.SkipDir) {
+				break
+			}
+			return err
+		}
+	}
+	return nil
+}

@@ -148,6 +148,8 @@ func TestLeftBehindGitControlFiles(t *testing.T) {
 		{"the nested repository's hooks", `echo x > vendor/nested/.git/hooks/pre-commit`, `Read-only file system`},
 		{"the linked worktree's commondir", `echo "$PWD/evil" > .git/worktrees/feature/commondir`, `Read-only file system`},
 		{"alternates", `mkdir -p .git/objects/info && echo /tmp > .git/objects/info/alternates && echo planted`, ""},
+		{"commondir, then .git made read-only", `git init -q --bare evil && git config --file evil/config core.fsmonitor "touch $MARK" && echo "$PWD/evil" > .git/commondir && chmod 555 .git && echo planted`, ""},
+		{"commondir, with the quarantine names taken", `git init -q --bare evil && git config --file evil/config core.fsmonitor "touch $MARK" && now=$(date +%s) && for i in $(seq 0 30); do : > .git/commondir.fence-quarantine-$((now+i)); done && echo "$PWD/evil" > .git/commondir && echo planted`, ""},
 	}
 	for _, u := range users(t) {
 		for _, a := range attacks {

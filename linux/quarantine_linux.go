@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +20,7 @@ import (
 // always protects is moved aside, so that nothing outside the sandbox
 // reads or runs it.
 func warnCreated(watch []sandbox.Watch, stderr io.Writer) {
-	stamp := time.Now().Unix()
+	stamp := quarantineStamp()
 	for _, w := range watch {
 		if !w.Quarantine {
 			if _, err := os.Lstat(w.Path); err == nil {
@@ -40,7 +41,15 @@ func warnCreated(watch []sandbox.Watch, stderr io.Writer) {
 	}
 }
 
-func quarantineSuffix(stamp int64) string { return fmt.Sprintf(".fence-quarantine-%d", stamp) }
+// quarantineStamp names one run's quarantine: the time, for people, and
+// random bytes, so that the command cannot take the name beforehand.
+func quarantineStamp() string {
+	b := make([]byte, 4)
+	rand.Read(b)
+	return fmt.Sprintf("%d-%x", time.Now().Unix(), b)
+}
+
+func quarantineSuffix(stamp string) string { return ".fence-quarantine-" + stamp }
 
 // quarantine moves p aside, walking to it one component at a time without
 // following a symlink: p is canonical as planned (its existing part had
@@ -48,7 +57,7 @@ func quarantineSuffix(stamp int64) string { return fmt.Sprintf(".fence-quarantin
 // in place of a directory or where p's own tree was missing, and it is
 // the link that is moved aside, never what it leads to. It returns the
 // new name of what it moved, "" when p does not exist.
-func quarantine(p string, stamp int64) (string, error) {
+func quarantine(p string, stamp string) (string, error) {
 	dir, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", fmt.Errorf("open /: %w", err)
@@ -67,12 +76,17 @@ func quarantine(p string, stamp int64) (string, error) {
 		}
 		if i == len(parts)-1 || kind == unix.S_IFLNK {
 			aside := name + quarantineSuffix(stamp)
-			if err := unix.Renameat2(dir, name, dir, aside, unix.RENAME_NOREPLACE); err != nil {
+			err := withWritable(dir, func() error { return unix.Renameat2(dir, name, dir, aside, unix.RENAME_NOREPLACE) })
+			if err != nil {
 				return "", fmt.Errorf("rename %q: %w", filepath.Join(cur, name), err)
 			}
 			return filepath.Join(cur, aside), nil
 		}
-		next, err := unix.Openat(dir, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		var next int
+		err := withWritable(dir, func() (err error) {
+			next, err = unix.Openat(dir, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			return err
+		})
 		if err != nil {
 			return "", fmt.Errorf("open %q: %w", filepath.Join(cur, name), err)
 		}
@@ -80,4 +94,21 @@ func quarantine(p string, stamp int64) (string, error) {
 		dir, cur = next, filepath.Join(cur, name)
 	}
 	return "", nil
+}
+
+// withWritable runs op, and once more after giving the directory dir its
+// owner's write and search bits if op was refused for permission: the
+// command may have taken them away (chmod 555 .git) to keep fence from
+// moving its file aside. Only the owner, fence's own user, can do that.
+func withWritable(dir int, op func() error) error {
+	err := op()
+	if !errors.Is(err, unix.EACCES) && !errors.Is(err, unix.EPERM) {
+		return err
+	}
+	self := fmt.Sprintf("/proc/self/fd/%d", dir)
+	var st unix.Stat_t
+	if unix.Fstat(dir, &st) != nil || unix.Chmod(self, st.Mode&0o7777|0o300) != nil {
+		return err
+	}
+	return op()
 }

@@ -32,6 +32,12 @@ func TestQuarantine(t *testing.T) {
 		{"the aside name is taken", func(r string) error {
 			return errors.Join(os.WriteFile(r+"/ws/.envrc", nil, 0o644), os.WriteFile(r+"/ws/.envrc.fence-quarantine-7", nil, 0o644))
 		}, "ws/.envrc", "", unix.EEXIST, "ws/.envrc"},
+		{"the parent made read-only", func(r string) error {
+			return errors.Join(os.MkdirAll(r+"/ws/.git", 0o755), os.WriteFile(r+"/ws/.git/commondir", nil, 0o644), os.Chmod(r+"/ws/.git", 0o555))
+		}, "ws/.git/commondir", "ws/.git/commondir.fence-quarantine-7", nil, ""},
+		{"the parent made unsearchable", func(r string) error {
+			return errors.Join(os.MkdirAll(r+"/ws/.git/x", 0o755), os.WriteFile(r+"/ws/.git/x/y", nil, 0o644), os.Chmod(r+"/ws/.git", 0o000))
+		}, "ws/.git/x/y", "ws/.git/x/y.fence-quarantine-7", nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,7 +55,7 @@ func TestQuarantine(t *testing.T) {
 			if err := tt.setup(root); err != nil {
 				t.Fatal(err)
 			}
-			aside, err := quarantine(filepath.Join(root, tt.path), 7)
+			aside, err := quarantine(filepath.Join(root, tt.path), "7")
 			if !errors.Is(err, tt.err) || tt.err == nil && err != nil {
 				t.Fatalf("quarantine(%s) = %q, %v; want error %v", tt.path, aside, err, tt.err)
 			}

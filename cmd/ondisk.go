@@ -28,10 +28,11 @@ func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, stderr io.Writer) (
 		budget = time.Duration(pol.GlobBudgetMs) * time.Millisecond
 	}
 	disk := sandbox.NewDisk()
-	repos, err := sandbox.FindRepos(pol, budget, disk)
+	repos, unlisted, err := sandbox.FindRepos(pol, budget, disk)
 	if err != nil {
 		return nil, err
 	}
 	pol.ProtectRepos(repos, res.Config.Filesystem.AllowGitConfig)
+	pol.ProtectUnlisted(unlisted)
 	return disk, nil
 }

@@ -279,3 +279,35 @@ func TestLeftBehindQuarantineThroughLink(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftBehindUnreadableDirectory: a directory the command made
+// unreadable (chmod 000) hides what a deny rule or the repository search
+// would find in it from a later fence of the same user; the next run
+// covers it whole, so the command cannot open it again and read or
+// change what is inside.
+func TestLeftBehindUnreadableDirectory(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": ["."], "denyRead": ["**/.env", "secrets/inner.txt"]}}`)
+			must(t, os.WriteFile(w.ws+"/sub/.env", []byte("ENV-SECRET\n"), 0o644))
+			must(t, os.Lchown(w.ws+"/sub/.env", u.uid, u.uid))
+			if out, err := w.asUser(w.ws, "git", "init", "-q", "a/nested").CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v\n%s", err, out)
+			}
+			r := w.fence(t, "", nil, "-c", `chmod 000 sub secrets a`)
+			check(t, r, 0, "", "")
+			t.Cleanup(func() {
+				for _, d := range []string{"sub", "secrets", "a"} {
+					os.Chmod(filepath.Join(w.ws, d), 0o755)
+				}
+			})
+			r = w.fence(t, "", nil, "-c", `chmod 755 sub secrets a; cat sub/.env secrets/inner.txt; echo '[core] fsmonitor = x' >> a/nested/.git/config`)
+			if r.code == 0 || strings.Contains(r.stdout, "SECRET") {
+				t.Errorf("the next run opened the directories again:\n%s\n%s", r.stdout, r.stderr)
+			}
+			if b, _ := os.ReadFile(w.ws + "/a/nested/.git/config"); strings.Contains(string(b), "fsmonitor") {
+				t.Errorf("the nested repository's config was changed")
+			}
+		})
+	}
+}

@@ -31,6 +31,7 @@ const (
 const (
 	originGitConfig  = "always protected: git configuration (set filesystem.allowGitConfig to lift)"
 	originGitControl = "always protected: git runs or follows it (hooks, commondir and gitdir links, attributes, alternates)"
+	originUnlisted   = "always protected: a directory fence could not search for repositories (its owner could open it again)"
 )
 
 // gitCommonFiles are read from a repository's common directory (see
@@ -93,5 +94,15 @@ func (p *Policy) ProtectRepos(repos []GitRepo, allowGitConfig bool) {
 				add(path.Join(dir, f.name), f.key)
 			}
 		}
+	}
+}
+
+// ProtectUnlisted keeps read-only the directories of the workspace fence
+// could not list when it looked for repositories: one could hold a
+// repository whose control files would otherwise be open, and its owner,
+// the command, could make it listable again.
+func (p *Policy) ProtectUnlisted(dirs []string) {
+	for _, d := range dirs {
+		p.DenyWrite = append(p.DenyWrite, Rule{Pattern: d, Glob: hasGlob(d), Origin: originUnlisted, Key: KeyGitControl, Source: "fence (always protected)"})
 	}
 }

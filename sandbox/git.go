@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,9 +24,11 @@ const shallowRepoDepth = 1
 // tree, every one below the writable part of the workspace (the work tree
 // holding the working directory), and those near the top of every other
 // writable tree. A search of the workspace the budget cuts short is an
-// error: a repository it did not reach would be left open.
+// error: a repository it did not reach would be left open. Directories
+// of the workspace fence may not list are returned too: the command,
+// their owner, could open them again, so they must stay read-only.
 // disk, which may be nil, keeps the listings for the plan's own walks.
-func FindRepos(p *policy.Policy, budget time.Duration, disk *Disk) ([]policy.GitRepo, error) {
+func FindRepos(p *policy.Policy, budget time.Duration, disk *Disk) (repos []policy.GitRepo, unlisted []string, err error) {
 	f := &repoFinder{deadline: time.Now().Add(budget), budget: budget, seen: map[string]bool{}, disk: disk}
 	workspace := policy.WorkspaceRoot(p.Dir)
 	f.around(p.Dir)
@@ -42,10 +45,10 @@ func FindRepos(p *policy.Policy, budget time.Duration, disk *Disk) ([]policy.Git
 			f.near(w, shallowRepoDepth)
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return f.repos, nil
+	return f.repos, f.unlisted, nil
 }
 
 // writableTrees are the existing trees p lets the command write, with
@@ -70,6 +73,7 @@ type repoFinder struct {
 	budget   time.Duration
 	seen     map[string]bool // common dirs found
 	repos    []policy.GitRepo
+	unlisted []string // directories below the workspace fence could not list
 }
 
 // around adds the repository that holds dir, if any.
@@ -93,6 +97,9 @@ func (f *repoFinder) below(root, tree string) error {
 		}
 		switch {
 		case err != nil:
+			if d != nil && d.IsDir() && errors.Is(err, fs.ErrPermission) {
+				f.unlisted = append(f.unlisted, p)
+			}
 			return nil
 		case d.Name() == ".git":
 			f.addWorkTree(filepath.Dir(p))

@@ -46,7 +46,7 @@ func gitTree(t *testing.T) string {
 func TestFindRepos(t *testing.T) {
 	root := gitTree(t)
 	pol := policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowWrite: []string{".", "../cache", "src"}}}, policy.Env{Dir: root + "/ws", Home: root})
-	repos, err := FindRepos(pol, time.Minute, nil)
+	repos, _, err := FindRepos(pol, time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestFindRepos(t *testing.T) {
 func TestFindReposLinkedWorktree(t *testing.T) {
 	root := gitTree(t)
 	pol := policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowWrite: []string{"."}}}, policy.Env{Dir: root + "/feature", Home: root})
-	repos, err := FindRepos(pol, time.Minute, nil)
+	repos, _, err := FindRepos(pol, time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestFindReposBudget(t *testing.T) {
 	}
 	root := mktree(t, names...)
 	pol := policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowWrite: []string{"."}}}, policy.Env{Dir: root + "/ws", Home: root})
-	_, err := FindRepos(pol, time.Nanosecond, nil)
+	_, _, err := FindRepos(pol, time.Nanosecond, nil)
 	if be, ok := err.(*BudgetError); !ok || !strings.Contains(be.Rule, "repositories below the writable tree "+root+"/ws") {
 		t.Errorf("err = %v, want a BudgetError for the search of the workspace", err)
 	}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -30,6 +31,7 @@ type matcher struct {
 	deadline time.Time
 	reports  []GlobReport
 	disk     *Disk                 // the listings, shared with the repository search
+	deny     map[string]bool       // globKey of the deny rules
 	globs    map[string]globResult // globKey(rule) -> what prepare found
 }
 
@@ -61,10 +63,15 @@ func (m *matcher) matches(r policy.Rule) []string {
 		g := m.globs[globKey(r)]
 		found, cut, stopped = g.found, g.cut, g.stopped
 	case r.Fold:
-		found = m.caseVariants(r.Pattern)
+		var err error
+		if found, err = m.caseVariants(r.Pattern); errors.Is(err, fs.ErrPermission) && m.deny[globKey(r)] {
+			found = unsearchable(r.Pattern)
+		}
 	default:
 		if _, err := os.Lstat(r.Pattern); err == nil {
 			found = []string{r.Pattern}
+		} else if m.deny[globKey(r)] && !errors.Is(err, fs.ErrNotExist) {
+			found = unsearchable(r.Pattern)
 		}
 	}
 	if r.Glob || cut {
@@ -75,16 +82,16 @@ func (m *matcher) matches(r policy.Rule) []string {
 
 // caseVariants returns the entries of p's directory whose names equal p's
 // name without regard to case.
-func (m *matcher) caseVariants(p string) []string {
+func (m *matcher) caseVariants(p string) ([]string, error) {
 	dir, name := path.Split(p)
-	entries, _ := m.disk.ReadDir(path.Clean(dir))
+	entries, err := m.disk.ReadDir(path.Clean(dir))
 	var out []string
 	for _, e := range entries {
 		if strings.EqualFold(e.Name(), name) {
 			out = append(out, path.Join(dir, e.Name()))
 		}
 	}
-	return out
+	return out, err
 }
 
 // prepare matches all the glob rules against the disk, walking the tree
@@ -151,7 +158,10 @@ func (m *matcher) walkGroup(base string, group []globRule) (stopped string) {
 			return filepath.SkipAll
 		}
 		if err != nil {
-			return nil // unreadable: nothing to protect there that the command could read either
+			if d != nil && d.IsDir() {
+				m.unreadable(group, base, p)
+			}
+			return nil
 		}
 		lower := ""
 		descend := false
@@ -184,6 +194,38 @@ func (m *matcher) walkGroup(base string, group []globRule) (stopped string) {
 		return nil
 	})
 	return stopped
+}
+
+// unreadable covers a directory fence could not list with every deny rule
+// that would have looked inside it: its owner, the command, could give
+// itself the permission back, and whatever the rule names in it would
+// then be open. An allow rule simply grants nothing there.
+func (m *matcher) unreadable(group []globRule, base, dir string) {
+	for i := range group {
+		g := &group[i]
+		if !m.deny[globKey(g.rule)] || g.skip != "" && under(dir, g.skip) {
+			continue
+		}
+		if g.maxDepth < 0 || strings.Count(strings.TrimPrefix(dir, base), "/") < g.maxDepth {
+			g.found = append(g.found, dir)
+			g.skip = dir
+		}
+	}
+}
+
+// unsearchable returns the directory that keeps fence from learning
+// whether p exists (the deepest one on the way that fence can stat, when
+// it may not list or search it): a deny rule covers it whole, since its
+// owner could open it again and reach p.
+func unsearchable(p string) []string {
+	for dir := path.Dir(p); dir != "/"; dir = path.Dir(dir) {
+		if _, err := os.Lstat(dir); err == nil {
+			return []string{dir}
+		} else if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+	}
+	return nil
 }
 
 // literalPrefix is the directory part of p before its first glob character.

@@ -177,6 +177,10 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 		plan.Env = ProxyEnv(plan.Env, plan.Proxy.HTTPPort, plan.Proxy.SOCKSPort)
 	}
 	b := builder{plan: plan, pol: p, m: &matcher{deadline: time.Now().Add(o.GlobBudget), disk: o.Disk}, environ: o.Environ}
+	b.m.deny = map[string]bool{}
+	for _, r := range slices.Concat(p.DenyRead, p.DenyWrite) {
+		b.m.deny[globKey(r)] = true
+	}
 	b.m.prepare(slices.Concat(p.DenyRead, p.DenyWrite, p.Write, p.Read, p.Execute))
 	b.build()
 	if err := b.m.unfinishedDeny(p, o.GlobBudget); err != nil {

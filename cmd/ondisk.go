@@ -28,11 +28,12 @@ func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, stderr io.Writer) (
 		budget = time.Duration(pol.GlobBudgetMs) * time.Millisecond
 	}
 	disk := sandbox.NewDisk()
-	repos, unlisted, err := sandbox.FindRepos(pol, budget, disk)
+	found, err := sandbox.FindRepos(pol, budget, disk)
 	if err != nil {
 		return nil, err
 	}
-	pol.ProtectRepos(repos, res.Config.Filesystem.AllowGitConfig)
-	pol.ProtectUnlisted(unlisted)
+	pol.ProtectRepos(found.Repos, res.Config.Filesystem.AllowGitConfig)
+	pol.ProtectUnlisted(found.Unlisted)
+	pol.ProtectNewGit(found.NewGit)
 	return disk, nil
 }

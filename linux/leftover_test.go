@@ -311,3 +311,27 @@ func TestLeftBehindUnreadableDirectory(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftBehindNewRepository: outside any repository, a .git the command
+// creates in the working directory would be the repository the host's
+// git finds there first, with whatever config, commondir and hooks the
+// command gave it. It is moved aside whole.
+func TestLeftBehindNewRepository(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": ["."]}}`)
+			must(t, os.RemoveAll(w.ws+"/.git"))
+			marker := w.outside + "/MARK"
+			must(t, os.Chmod(w.outside, 0o777))
+			r := w.fence(t, "", append([]string{"MARK=" + marker}, gitEnv...), "-c",
+				`git init -q --bare c && git config --file c/config core.fsmonitor "touch $MARK" && git init -q . && echo "$PWD/c" > .git/commondir && echo planted`)
+			check(t, r, 0, "planted", `the command created `+w.ws+`/\.git \(always protected: a \.git created here .*\); fence moved it to`)
+			if _, err := os.Lstat(w.ws + "/.git"); err == nil {
+				t.Errorf("the new .git is still where git looks")
+			}
+			if hostGit(t, w, w.ws, marker, "status") {
+				t.Errorf("the host's git ran what the command planted")
+			}
+		})
+	}
+}

@@ -31,6 +31,7 @@ const (
 const (
 	originGitConfig  = "always protected: git configuration (set filesystem.allowGitConfig to lift)"
 	originGitControl = "always protected: git runs or follows it (hooks, commondir and gitdir links, attributes, alternates)"
+	originNewGit     = "always protected: a .git created here would be the repository of the working directory"
 	originUnlisted   = "always protected: a directory fence could not search for repositories (its owner could open it again)"
 )
 
@@ -104,5 +105,14 @@ func (p *Policy) ProtectRepos(repos []GitRepo, allowGitConfig bool) {
 func (p *Policy) ProtectUnlisted(dirs []string) {
 	for _, d := range dirs {
 		p.DenyWrite = append(p.DenyWrite, Rule{Pattern: d, Glob: hasGlob(d), Origin: originUnlisted, Key: KeyGitControl, Source: "fence (always protected)"})
+	}
+}
+
+// ProtectNewGit watches paths where a .git the command created would make
+// a repository of its own around the working directory, where the host's
+// git would find it first: the sandbox moves one created there aside.
+func (p *Policy) ProtectNewGit(paths []string) {
+	for _, g := range paths {
+		p.DenyWrite = append(p.DenyWrite, Rule{Pattern: g, Glob: hasGlob(g), Origin: originNewGit, Key: KeyGitControl, Source: "fence (always protected)"})
 	}
 }

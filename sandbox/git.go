@@ -28,7 +28,7 @@ const shallowRepoDepth = 1
 // of the workspace fence may not list are returned too: the command,
 // their owner, could open them again, so they must stay read-only.
 // disk, which may be nil, keeps the listings for the plan's own walks.
-func FindRepos(p *policy.Policy, budget time.Duration, disk *Disk) (repos []policy.GitRepo, unlisted []string, err error) {
+func FindRepos(p *policy.Policy, budget time.Duration, disk *Disk) (*RepoSearch, error) {
 	f := &repoFinder{deadline: time.Now().Add(budget), budget: budget, seen: map[string]bool{}, disk: disk}
 	workspace := policy.WorkspaceRoot(p.Dir)
 	f.around(p.Dir)
@@ -45,10 +45,38 @@ func FindRepos(p *policy.Policy, budget time.Duration, disk *Disk) (repos []poli
 			f.near(w, shallowRepoDepth)
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return f.repos, f.unlisted, nil
+	return &RepoSearch{Repos: f.repos, Unlisted: f.unlisted, NewGit: newGitPaths(p, workspace)}, nil
+}
+
+// RepoSearch is what FindRepos found.
+type RepoSearch struct {
+	Repos []policy.GitRepo
+	// Unlisted are directories below the workspace fence could not list.
+	Unlisted []string
+	// NewGit are the .git paths, missing now, that would put a
+	// repository of the command's around the working directory: in the
+	// working directory and each directory above it, up to the work tree
+	// that holds it (or the root), that the command may write.
+	NewGit []string
+}
+
+func newGitPaths(p *policy.Policy, workspace string) []string {
+	trees := writableTrees(p)
+	var out []string
+	for d := p.Dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return out // the repository that holds the working directory
+		}
+		if slices.ContainsFunc(trees, func(t string) bool { return under(d, t) }) {
+			out = append(out, filepath.Join(d, ".git"))
+		}
+		if d == filepath.Dir(d) {
+			return out
+		}
+	}
 }
 
 // writableTrees are the existing trees p lets the command write, with

@@ -46,10 +46,11 @@ func gitTree(t *testing.T) string {
 func TestFindRepos(t *testing.T) {
 	root := gitTree(t)
 	pol := policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowWrite: []string{".", "../cache", "src"}}}, policy.Env{Dir: root + "/ws", Home: root})
-	repos, _, err := FindRepos(pol, time.Minute, nil)
+	found, err := FindRepos(pol, time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	repos := found.Repos
 	var got []string
 	for _, r := range repos {
 		got = append(got, strings.ReplaceAll(r.CommonDir+" "+r.Gitfile+" "+strings.Join(r.GitDirs, ","), root, ""))
@@ -77,9 +78,13 @@ func TestFindRepos(t *testing.T) {
 func TestFindReposLinkedWorktree(t *testing.T) {
 	root := gitTree(t)
 	pol := policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowWrite: []string{"."}}}, policy.Env{Dir: root + "/feature", Home: root})
-	repos, _, err := FindRepos(pol, time.Minute, nil)
+	found, err := FindRepos(pol, time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	repos := found.Repos
+	if len(found.NewGit) != 0 {
+		t.Errorf("NewGit = %q in a work tree that has its .git", found.NewGit)
 	}
 	if len(repos) == 0 || repos[0].CommonDir != root+"/ws/.git" || repos[0].Gitfile != root+"/feature/.git" {
 		t.Fatalf("repos = %+v, want the main repository's common dir through feature/.git", repos)
@@ -92,6 +97,20 @@ func TestFindReposLinkedWorktree(t *testing.T) {
 	}
 }
 
+// TestFindReposNewGit: outside any repository, the .git paths that would
+// make one around the working directory are the writable ones on the way.
+func TestFindReposNewGit(t *testing.T) {
+	root := mktree(t, "ws/a/b/")
+	pol := policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowWrite: []string{".."}}}, policy.Env{Dir: root + "/ws/a/b", Home: root})
+	found, err := FindRepos(pol, time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{root + "/ws/a/b/.git", root + "/ws/a/.git"}; !slices.Equal(found.NewGit, want) {
+		t.Errorf("NewGit = %q, want %q", found.NewGit, want)
+	}
+}
+
 func TestFindReposBudget(t *testing.T) {
 	var names []string
 	for i := range 600 {
@@ -99,7 +118,7 @@ func TestFindReposBudget(t *testing.T) {
 	}
 	root := mktree(t, names...)
 	pol := policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowWrite: []string{"."}}}, policy.Env{Dir: root + "/ws", Home: root})
-	_, _, err := FindRepos(pol, time.Nanosecond, nil)
+	_, err := FindRepos(pol, time.Nanosecond, nil)
 	if be, ok := err.(*BudgetError); !ok || !strings.Contains(be.Rule, "repositories below the writable tree "+root+"/ws") {
 		t.Errorf("err = %v, want a BudgetError for the search of the workspace", err)
 	}

@@ -183,6 +183,9 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 	}
 	b.m.prepare(slices.Concat(p.DenyRead, p.DenyWrite, p.Write, p.Read, p.Execute))
 	b.build()
+	// Parents first: a created directory is moved aside whole, before
+	// anything fence watches inside it.
+	sortByDepth(plan.Watch, func(w Watch) string { return w.Path })
 	if err := b.m.unfinishedDeny(p, o.GlobBudget); err != nil {
 		return nil, err
 	}

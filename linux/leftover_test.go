@@ -335,3 +335,36 @@ func TestLeftBehindNewRepository(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftBehindLinkFromEarlierRun: a link planted by a run with another
+// policy (in a directory above the next run's working directory, or in a
+// cache a template makes writable) is no more trusted than one in the
+// next run's own writable tree.
+func TestLeftBehindLinkFromEarlierRun(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": ["."]}}`)
+			must(t, os.RemoveAll(w.ws+"/.git")) // not a repository: only "." was writable
+			r := w.fence(t, "", nil, "-c", `ln -s ../outside proj`)
+			check(t, r, 0, "", "")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := w.command(ctx, []string{"PWD=" + w.ws + "/proj"}, "-c", `echo x > pwned`)
+			cmd.Dir = w.ws + "/proj"
+			out, err := cmd.CombinedOutput()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 125 || !strings.Contains(string(out), "the working directory") {
+				t.Errorf("a run in a working directory reached through a link planted above it: %v\n%s", err, out)
+			}
+
+			must(t, os.MkdirAll(w.home+"/.cache", 0o755))
+			must(t, os.Lchown(w.home+"/.cache", u.uid, u.uid))
+			must(t, os.Symlink("../../outside", w.home+"/.cache/tool"))
+			must(t, os.WriteFile(w.settings, []byte(`{"filesystem": {"allowWrite": ["~/.cache/tool"]}}`), 0o644))
+			r = w.fence(t, "", nil, "-c", `echo x > ~/.cache/tool/pwned`)
+			check(t, r, 1, "", `(?s)filesystem.allowWrite "~/.cache/tool": .* grants nothing.*Read-only file system`)
+			if _, err := os.Stat(w.outside + "/pwned"); err == nil {
+				t.Errorf("a run wrote through a link planted in a cache")
+			}
+		})
+	}
+}

@@ -58,3 +58,25 @@ func TemplateNames() []string {
 func unknownTemplate(name string) string {
 	return fmt.Sprintf("unknown template %q: want one of %s", name, strings.Join(TemplateNames(), ", "))
 }
+
+// TemplateWriteTrees are the absolute trees the builtin templates make
+// writable ("~/.cache", "/tmp", ...; not the working directory), with "~"
+// expanded for home: any sandboxed run may have written there, so a link
+// in one is never trusted to lead out of it.
+func TemplateWriteTrees(home string) []string {
+	var out []string
+	for _, t := range Templates() {
+		p, err := parse("builtin template: "+t.Name, t.Source)
+		if err != nil {
+			continue
+		}
+		for _, w := range p.cfg.Filesystem.AllowWrite {
+			if strings.HasPrefix(w, "~/") || strings.HasPrefix(w, "/") {
+				if abs := Expand(w, "/", home); !slices.Contains(out, abs) {
+					out = append(out, abs)
+				}
+			}
+		}
+	}
+	return out
+}

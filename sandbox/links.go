@@ -32,11 +32,15 @@ func (e *LinkError) Error() string {
 // errLoop is too many links on the way, as the kernel's ELOOP.
 var errLoop = errors.New("too many levels of symbolic links")
 
-// linkTrees are the trees in which a symlink may not lead outwards: the
-// trees p lets the command write, the working directory and the
-// repository around it (writable under most policies, so a run in them
-// could have planted the link), and the temporary directories. Each is
-// given as written and, where its own path holds links, resolved.
+// linkTrees are the trees in which a symlink may not lead outwards, since
+// a sandboxed run could have planted it there: the trees p lets the
+// command write; the working directory, the repository around it and
+// each directory above it the caller may write, below the top level and
+// short of the home (a run in any of them, with "." writable, could have
+// made the link); the
+// trees the builtin templates make writable; and the temporary
+// directories. Each is given as written and, where its own path holds
+// links, resolved.
 func linkTrees(p *policy.Policy) []string {
 	var lexical []string
 	for _, r := range p.Write {
@@ -47,6 +51,10 @@ func linkTrees(p *policy.Policy) []string {
 		}
 	}
 	lexical = append(lexical, p.Dir, policy.WorkspaceRoot(p.Dir))
+	for d := filepath.Dir(p.Dir); strings.Count(d, "/") > 1 && !under(p.Home, d) && writableByCaller(d); d = filepath.Dir(d) {
+		lexical = append(lexical, d)
+	}
+	lexical = append(lexical, policy.TemplateWriteTrees(p.Home)...)
 	lexical = append(lexical, TempTrees...)
 	trees := lexical
 	for _, t := range lexical {

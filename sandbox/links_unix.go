@@ -13,3 +13,7 @@ func hardLinks(fi os.FileInfo) uint64 {
 	}
 	return 1
 }
+
+// writableByCaller reports whether this process may create entries in
+// dir: a sandbox of the same user may have.
+func writableByCaller(dir string) bool { return syscall.Access(dir, 2) == nil }

@@ -33,6 +33,7 @@ func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, stderr io.Writer) (
 		return nil, err
 	}
 	pol.ProtectRepos(found.Repos, res.Config.Filesystem.AllowGitConfig)
+	pol.ProtectGitNamed(found.UserNamed)
 	pol.ProtectUnlisted(found.Unlisted)
 	pol.ProtectNewGit(found.NewGit)
 	return disk, nil

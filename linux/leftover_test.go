@@ -368,3 +368,49 @@ func TestLeftBehindLinkFromEarlierRun(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftBehindGitConfigNamesTheTree: configuration that points git at
+// files in the writable tree (husky's core.hooksPath, an include.path, the
+// user's include of a dotfiles repository, a filter's script) makes those
+// files part of what git runs; they stay read-only, and one that does not
+// exist yet is moved aside if the command creates it.
+func TestLeftBehindGitConfigNamesTheTree(t *testing.T) {
+	attacks := []struct{ name, script string }{
+		{"husky's hooks", `printf '#!/bin/sh\ntouch %s\n' "$MARK" > .husky/pre-commit`},
+		{"a hooks path that does not exist yet", `mkdir -p .githooks && printf '#!/bin/sh\ntouch %s\n' "$MARK" > .githooks/post-checkout && chmod +x .githooks/post-checkout`},
+		{"a file the repository config includes", `printf '[core]\n\tfsmonitor = touch %s\n' "$MARK" >> shared.gitconfig`},
+		{"a file the user's config includes", `printf '[core]\n\tfsmonitor = touch %s\n' "$MARK" >> dotfiles/gitconfig`},
+		{"a filter's script", `printf '#!/bin/sh\ntouch %s\ncat\n' "$MARK" > tools/clean.sh`},
+	}
+	for _, u := range users(t) {
+		for _, a := range attacks {
+			t.Run(u.name+"/"+a.name, func(t *testing.T) {
+				w := gitWorld(t, u, `{"filesystem": {"allowWrite": ["."]}}`)
+				setup := `set -e
+mkdir -p .husky dotfiles tools
+printf '#!/bin/sh\nexit 0\n' > .husky/pre-commit && chmod +x .husky/pre-commit
+: > shared.gitconfig && : > dotfiles/gitconfig
+printf '#!/bin/sh\ncat\n' > tools/clean.sh && chmod +x tools/clean.sh
+echo '* filter=clean' > .gitattributes
+git config core.hooksPath .husky
+git config include.path ../shared.gitconfig
+git config filter.clean.clean ./tools/clean.sh
+printf '[include]\n\tpath = %s\n' "$PWD/dotfiles/gitconfig" > "$HOME/.gitconfig"
+`
+				if a.name == "a hooks path that does not exist yet" {
+					setup += "git config core.hooksPath .githooks\n"
+				}
+				if out, err := w.asUser(w.ws, "sh", "-c", setup).CombinedOutput(); err != nil {
+					t.Fatalf("setup: %v\n%s", err, out)
+				}
+				marker := w.outside + "/MARK"
+				must(t, os.Chmod(w.outside, 0o777))
+				w.fence(t, "", append([]string{"MARK=" + marker}, gitEnv...), "-c", a.script)
+				if hostGit(t, w, w.ws, marker, "status") || hostGit(t, w, w.ws, marker, "checkout", "-q", "-b", "after") ||
+					hostGit(t, w, w.ws, marker, "commit", "-q", "--allow-empty", "-m", "after") || hostGit(t, w, w.ws, marker, "add", "README") {
+					t.Errorf("the host's git ran what the command planted")
+				}
+			})
+		}
+	}
+}

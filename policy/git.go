@@ -1,6 +1,9 @@
 package policy
 
-import "path"
+import (
+	"path"
+	"slices"
+)
 
 // GitRepo is a repository found on disk whose control files the sandbox
 // must keep: everything git takes configuration or code from. Paths are
@@ -19,6 +22,17 @@ type GitRepo struct {
 	// CommonDir is where the shared config, hooks and info live: the
 	// git directory, unless its commondir file points elsewhere.
 	CommonDir string `json:"commonDir"`
+	// Named are the files and directories the configuration git reads
+	// for this repository names as things to read or run (core.hooksPath,
+	// include.path, a filter's script...).
+	Named []GitNamed `json:"named,omitempty"`
+}
+
+// GitNamed is a path git configuration names, and what names it
+// ("core.hooksPath in /w/.git/config").
+type GitNamed struct {
+	Path string `json:"path"`
+	By   string `json:"by"`
 }
 
 // The rule keys of git's control files.
@@ -95,6 +109,20 @@ func (p *Policy) ProtectRepos(repos []GitRepo, allowGitConfig bool) {
 				add(path.Join(dir, f.name), f.key)
 			}
 		}
+		p.ProtectGitNamed(repo.Named)
+	}
+}
+
+// ProtectGitNamed keeps read-only what git configuration names as a thing
+// git reads or runs: a hooks directory in the work tree (husky's), an
+// included config file, a filter's script. Never lifted: with it writable
+// the command would not need the config.
+func (p *Policy) ProtectGitNamed(named []GitNamed) {
+	for _, n := range named {
+		if slices.ContainsFunc(p.DenyWrite, func(r Rule) bool { return r.Pattern == n.Path }) {
+			continue
+		}
+		p.DenyWrite = append(p.DenyWrite, Rule{Pattern: n.Path, Glob: hasGlob(n.Path), Origin: "always protected: git reads or runs it (" + n.By + ")", Key: KeyGitControl, Source: "fence (always protected)"})
 	}
 }
 

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"errors"
 	"io/fs"
 	"os"
@@ -29,7 +30,8 @@ const shallowRepoDepth = 1
 // their owner, could open them again, so they must stay read-only.
 // disk, which may be nil, keeps the listings for the plan's own walks.
 func FindRepos(p *policy.Policy, budget time.Duration, disk *Disk) (*RepoSearch, error) {
-	f := &repoFinder{deadline: time.Now().Add(budget), budget: budget, seen: map[string]bool{}, disk: disk}
+	f := &repoFinder{deadline: time.Now().Add(budget), budget: budget, seen: map[string]bool{}, disk: disk, home: p.Home}
+	f.readUserConfig()
 	workspace := policy.WorkspaceRoot(p.Dir)
 	f.around(p.Dir)
 	for _, w := range writableTrees(p) {
@@ -48,7 +50,7 @@ func FindRepos(p *policy.Policy, budget time.Duration, disk *Disk) (*RepoSearch,
 			return nil, err
 		}
 	}
-	return &RepoSearch{Repos: f.repos, Unlisted: f.unlisted, NewGit: newGitPaths(p, workspace)}, nil
+	return &RepoSearch{Repos: f.repos, Unlisted: f.unlisted, NewGit: newGitPaths(p, workspace), UserNamed: f.userNamed()}, nil
 }
 
 // RepoSearch is what FindRepos found.
@@ -56,6 +58,10 @@ type RepoSearch struct {
 	Repos []policy.GitRepo
 	// Unlisted are directories below the workspace fence could not list.
 	Unlisted []string
+	// UserNamed are what the user's and the system's git configuration
+	// name for git to read or run wherever it runs: included files and
+	// absolute paths (relative ones are in each repository's Named).
+	UserNamed []policy.GitNamed
 	// NewGit are the .git paths, missing now, that would put a
 	// repository of the command's around the working directory: in the
 	// working directory and each directory above it, up to the work tree
@@ -97,6 +103,9 @@ func writableTrees(p *policy.Policy) []string {
 
 type repoFinder struct {
 	disk     *Disk
+	home     string
+	user     []gitEntry // the user's and the system's git config
+	userInc  []string   // files they include
 	deadline time.Time
 	budget   time.Duration
 	seen     map[string]bool // common dirs found
@@ -226,8 +235,64 @@ func (f *repoFinder) add(repo policy.GitRepo, gitDir string) {
 			repo.GitDirs = append(repo.GitDirs, wt)
 		}
 	}
+	repo.Named = f.named(repo)
 	f.repos = append(f.repos, repo)
 	f.modules(filepath.Join(repo.CommonDir, "modules"), 0)
+}
+
+// readUserConfig reads the git configuration every repository of the
+// user's shares: the system's and the user's files, as git finds them.
+func (f *repoFinder) readUserConfig() {
+	system := cmp.Or(os.Getenv("GIT_CONFIG_SYSTEM"), "/etc/gitconfig")
+	files := []string{system}
+	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
+		files = append(files, g)
+	} else {
+		xdg := os.Getenv("XDG_CONFIG_HOME")
+		if !filepath.IsAbs(xdg) {
+			xdg = filepath.Join(f.home, ".config")
+		}
+		files = append(files, filepath.Join(xdg, "git/config"), filepath.Join(f.home, ".gitconfig"))
+	}
+	for _, file := range files {
+		f.user = append(f.user, readGitConfig(file, f.home, 0, &f.userInc)...)
+	}
+}
+
+// userNamed are the included files and absolute paths of the user's and
+// the system's configuration.
+func (f *repoFinder) userNamed() []policy.GitNamed {
+	var out []policy.GitNamed
+	for _, inc := range f.userInc {
+		out = append(out, policy.GitNamed{Path: inc, By: "an include of the user's git configuration"})
+	}
+	for _, n := range gitNamed(f.user, "", f.home) {
+		if filepath.IsAbs(n.path) {
+			out = append(out, policy.GitNamed{Path: n.path, By: n.by})
+		}
+	}
+	return out
+}
+
+// named are the paths the configuration git reads for repo names: its own
+// config files and what they include, with the user's, relative paths
+// taken from the work tree (the git directory for a bare repository).
+func (f *repoFinder) named(repo policy.GitRepo) []policy.GitNamed {
+	var includes []string
+	entries := slices.Clone(f.user)
+	entries = append(entries, readGitConfig(filepath.Join(repo.CommonDir, "config"), f.home, 0, &includes)...)
+	for _, dir := range repo.GitDirs {
+		entries = append(entries, readGitConfig(filepath.Join(dir, "config.worktree"), f.home, 0, &includes)...)
+	}
+	base := cmp.Or(repo.WorkTree, repo.CommonDir)
+	var out []policy.GitNamed
+	for _, inc := range includes {
+		out = append(out, policy.GitNamed{Path: inc, By: "an include of " + filepath.Join(repo.CommonDir, "config")})
+	}
+	for _, n := range gitNamed(entries, base, f.home) {
+		out = append(out, policy.GitNamed{Path: n.path, By: n.by})
+	}
+	return out
 }
 
 // modules adds the submodules' git directories below dir, nested ones

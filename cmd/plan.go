@@ -2,9 +2,11 @@ package cmd
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -88,7 +90,7 @@ func compileResolved(res *policy.Resolved, opts policy.Options) *policy.Policy {
 	return policy.Compile(res.Config, policy.Env{
 		Dir: opts.Dir, Root: policy.WorkspaceRoot(opts.Dir), Home: opts.Home, UserConfigDir: opts.UserConfigDir, ConfigFiles: res.Files,
 		Origin: originOf(res), Firm: res.FromCommandLine,
-		PathDirs: policy.PathDirs(os.Getenv("PATH")), FenceBinary: fenceBinary(),
+		PathDirs: policy.PathDirs(os.Getenv("PATH")), FenceBinary: fenceBinary(), FenceInvoked: fenceInvoked(os.Args[0]),
 	})
 }
 
@@ -102,6 +104,24 @@ func fenceBinary() string {
 		return resolved
 	}
 	return exe
+}
+
+// fenceInvoked is the absolute path fence was run by, its symlinks not
+// resolved: arg0 made absolute against the working directory when it
+// names a path, else the PATH entry it was found in; empty when unknown.
+func fenceInvoked(arg0 string) string {
+	if !strings.Contains(arg0, "/") {
+		found, err := exec.LookPath(arg0)
+		if err != nil && !errors.Is(err, exec.ErrDot) { // found through "." on PATH: still the path it ran by
+			return ""
+		}
+		arg0 = found
+	}
+	abs, err := filepath.Abs(arg0)
+	if err != nil {
+		return ""
+	}
+	return abs
 }
 
 // originOf names where a list entry of the loaded policy was written.

@@ -195,6 +195,98 @@ echo ok > fine && echo wrote-workspace
 	}
 }
 
+// TestRoutineFenceBinaryThroughLink runs fence as ./tools/fence, a link
+// in the writable workspace to a binary outside it: from inside, the link
+// cannot be replaced, renamed or removed, nor its directory take a new
+// entry, so the next ./tools/fence is still fence.
+func TestRoutineFenceBinaryThroughLink(t *testing.T) {
+	const script = `
+try() { sh -c "$1" 2>&1 || echo "denied: $2"; }
+try 'ln -sfn ../escape tools/fence' relink
+try 'rm tools/fence' remove
+try 'mv tools/fence tools/old' rename
+try 'echo x > tools/other' new-entry
+echo ok > fine && echo wrote-workspace
+`
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": ["."]}}`)
+			b, err := os.ReadFile(filepath.Join(bin, "fence"))
+			must(t, err)
+			w.plant(t, map[string]string{"outside/opt/fence/fence": string(b), "ws/tools/.keep": ""})
+			real := w.outside + "/opt/fence/fence"
+			must(t, os.Symlink(real, w.ws+"/tools/fence"))
+			must(t, os.Lchown(w.ws+"/tools/fence", w.uid, w.uid))
+			r := w.run(t, nil, "./tools/fence", "-s", w.settings, "-c", script)
+			check(t, r, 0, "", "")
+			for _, want := range []string{
+				`tools/fence.*: Read-only file system\ndenied: relink\n`,
+				`tools/fence.*: Read-only file system\ndenied: remove\n`,
+				`tools/old.*: Read-only file system\ndenied: rename\n`,
+				`tools/other: Read-only file system\ndenied: new-entry\n`,
+				`wrote-workspace\n$`,
+			} {
+				if !regexpMatch(want, r.stdout) {
+					t.Errorf("stdout does not match %q:\n%s", want, r.stdout)
+				}
+			}
+			if got, err := os.Readlink(w.ws + "/tools/fence"); err != nil || got != real {
+				t.Fatalf("tools/fence now leads to %q (%v), want %s", got, err, real)
+			}
+			// The next run through the link is fence again.
+			check(t, w.run(t, nil, "./tools/fence", "-s", w.settings, "--", "echo", "again"), 0, `^again\n$`, "")
+		})
+	}
+}
+
+// TestRoutineUserConfigOtherXDG: a run with XDG_CONFIG_HOME set elsewhere
+// cannot write ~/.config/fence/fence.jsonc, the user config (needing no
+// trust) of a later run without it, whether the directory exists or the
+// command makes it. The later run, with no -s, stays as weak as the
+// builtin default; a control shows that the same file written on the
+// host would widen it.
+func TestRoutineUserConfigOtherXDG(t *testing.T) {
+	for _, u := range users(t) {
+		for _, exists := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/exists=%v", u.name, exists), func(t *testing.T) {
+				w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": [".", "~"]}}`)
+				if exists {
+					w.plant(t, map[string]string{"home/.config/fence/.keep": ""})
+				}
+				w.plant(t, map[string]string{"outside/xdg/fence/.keep": ""})
+				planted := fmt.Sprintf(`{"filesystem": {"allowWrite": [%q]}}`, w.outside)
+				script := fmt.Sprintf(`mkdir -p ~/.config/fence && printf '%%s' '%s' > ~/.config/fence/fence.jsonc && echo wrote || echo denied`, planted)
+				r := w.run(t, []string{"XDG_CONFIG_HOME=" + w.outside + "/xdg"}, filepath.Join(bin, "fence"), "-s", w.settings, "-c", script)
+				if exists {
+					check(t, r, 0, `^denied\n$`, `fence\.jsonc: Read-only file system\n`)
+				} else {
+					check(t, r, 0, `^wrote\n$`, `fence: warning: the command created .*/home/\.config/fence \(always protected: .*\); fence moved it to `)
+				}
+				if _, err := os.Lstat(w.home + "/.config/fence/fence.jsonc"); err == nil {
+					t.Fatal("the command's fence.jsonc is where a run without XDG_CONFIG_HOME reads its user config")
+				}
+				// The next run, without XDG_CONFIG_HOME and without -s.
+				mark := w.outside + "/escaped"
+				next := func() result {
+					return w.run(t, nil, filepath.Join(bin, "fence"), "-c", "touch "+mark+" 2>/dev/null; true")
+				}
+				next()
+				if _, err := os.Stat(mark); err == nil {
+					t.Fatal("a later run without XDG_CONFIG_HOME took the policy the command wrote")
+				}
+				// Control: the same file, written on the host, widens it.
+				w.plant(t, map[string]string{"home/.config/fence/fence.jsonc": planted})
+				if r := next(); r.code != 0 {
+					t.Fatalf("control run: %+v", r)
+				}
+				if _, err := os.Stat(mark); err != nil {
+					t.Fatalf("control: the user config did not widen the run, so the test proves nothing: %v", err)
+				}
+			})
+		}
+	}
+}
+
 // TestRoutineFenceBinaryUnderSharedTmp runs the fence the tests built,
 // which lies under the host's /tmp, with the host's /tmp shared writable:
 // its directory takes no new entry and the binary no second name.
@@ -236,7 +328,14 @@ func TestRoutineCreatedFileQuarantined(t *testing.T) {
 // w.ws, as w's user.
 func (w *world) runFence(t *testing.T, path string, args ...string) result {
 	t.Helper()
-	argv := append([]string{path, "-s", w.settings}, args...)
+	return w.run(t, nil, path, append([]string{"-s", w.settings}, args...)...)
+}
+
+// run runs argv in w.ws as w's user, with w's home, a plain PATH and env:
+// argv[0] as given, so a relative one is found from w.ws.
+func (w *world) run(t *testing.T, env []string, argv0 string, args ...string) result {
+	t.Helper()
+	argv := append([]string{argv0}, args...)
 	if w.uid != os.Getuid() {
 		argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", w.uid), fmt.Sprintf("--regid=%d", w.uid), "--clear-groups"}, argv...)
 	}
@@ -244,7 +343,7 @@ func (w *world) runFence(t *testing.T, path string, args ...string) result {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = w.ws
-	cmd.Env = []string{"HOME=" + w.home, "PATH=/usr/local/bin:/usr/bin:/bin"}
+	cmd.Env = append([]string{"HOME=" + w.home, "PATH=/usr/local/bin:/usr/bin:/bin"}, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -252,7 +351,7 @@ func (w *world) runFence(t *testing.T, path string, args ...string) result {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("run fence: %v", err)
+		t.Fatalf("run %s: %v", argv0, err)
 	}
 	return result{out.String(), errb.String(), code}
 }

@@ -38,6 +38,25 @@ func TestCheckPath(t *testing.T) {
 			t.Errorf("CheckPath(%s, %s) = %v %s, want %v %s", tt.access, tt.path, d.Allowed, d.Rule, tt.allowed, tt.rule)
 		}
 	}
+	// The user config of a run without XDG_CONFIG_HOME, and this run's.
+	xdg := Compile(Config{Filesystem: Filesystem{AllowWrite: []string{".", "~", "/x"}}}, Env{Dir: "/w", Home: "/h", UserConfigDir: "/x/cfg/fence"})
+	for _, tt := range []struct {
+		path    string
+		allowed bool
+		rule    string
+	}{
+		{"/h/.config/fence/fence.jsonc", false, "mandatory.configPath"},
+		{"/h/.config/fence/trust.json", false, "mandatory.configPath"},
+		{"/h/.config/fence", false, "mandatory.configPath"},
+		{"/x/cfg/fence/fence.json", false, "mandatory.configPath"},
+		{"/x/cfg/fence/trust.json", false, "mandatory.configPath"},
+		{"/h/.config/other/x", true, "filesystem.allowWrite"},
+		{"/x/cfg/other/x", true, "filesystem.allowWrite"},
+	} {
+		if d := xdg.CheckPath("write", tt.path, tt.path); d.Allowed != tt.allowed || d.Rule != tt.rule {
+			t.Errorf("XDG_CONFIG_HOME=/x/cfg: CheckPath(write, %s) = %v %s, want %v %s", tt.path, d.Allowed, d.Rule, tt.allowed, tt.rule)
+		}
+	}
 	inTmp := Compile(Config{}, Env{Dir: "/tmp/w", Home: "/h"})
 	for path, want := range map[string]bool{"/tmp/w/out": false, "/tmp/scratch": true} {
 		if d := inTmp.CheckPath("write", path, path); d.Allowed != want {

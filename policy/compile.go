@@ -15,8 +15,11 @@ type Env struct {
 	// Root is the workspace root (the git top level) when Dir lies below
 	// it; the files that run code or change policy are protected in every
 	// directory from Dir up to Root. Empty means Dir.
-	Root          string
-	Home          string
+	Root string
+	Home string
+	// UserConfigDir is this run's user config directory
+	// ($XDG_CONFIG_HOME/fence, else ~/.config/fence). ~/.config/fence is
+	// protected as well: a run with another XDG_CONFIG_HOME reads it.
 	UserConfigDir string
 	ConfigFiles   []string
 	// Origin names where a list entry was written (Resolved.Origin), for
@@ -31,6 +34,10 @@ type Env struct {
 	// FenceBinary is the running fence binary, symlinks resolved; it and
 	// its directory are write-protected. Empty when unknown.
 	FenceBinary string
+	// FenceInvoked is the absolute path fence was run by, symlinks not
+	// resolved (./tools/fence when that links to the binary); it and its
+	// directory are write-protected too. Empty when unknown.
+	FenceInvoked string
 }
 
 // Rule is one path rule with its meaning fixed: Pattern is absolute, with
@@ -258,7 +265,9 @@ func workspaceDirs(env Env) []string {
 
 // configCandidates are the files config discovery would read: fence.jsonc
 // and fence.json in the working directory and every directory above it,
-// and the user config directory.
+// and the user config directory, both this run's and ~/.config/fence: a
+// run with XDG_CONFIG_HOME set must not write the user config (and trust
+// record) of a later run without it.
 func configCandidates(env Env) []string {
 	var out []string
 	for dir := path.Clean(env.Dir); ; dir = path.Dir(dir) {
@@ -268,7 +277,12 @@ func configCandidates(env Env) []string {
 		}
 	}
 	if env.UserConfigDir != "" {
-		out = append(out, env.UserConfigDir)
+		out = append(out, path.Clean(env.UserConfigDir))
+	}
+	if env.Home != "" {
+		if dflt := path.Join(env.Home, ".config", "fence"); !slices.Contains(out, dflt) {
+			out = append(out, dflt)
+		}
 	}
 	return out
 }

@@ -297,18 +297,27 @@ func namesItself(write []Rule, dir string) bool {
 	return false
 }
 
-// fenceBinaryRules protect the running fence binary and its directory:
-// a replaced fence would run every later sandbox.
+// fenceBinaryRules protect the running fence binary and its directory,
+// and the path fence was run by and its directory when that differs (a
+// link in a writable tree, ./tools/fence): a replaced fence, or a link
+// moved to another program, would run every later sandbox.
 func fenceBinaryRules(env Env, exp expander) []Rule {
-	if !strings.HasPrefix(env.FenceBinary, "/") {
-		return nil
-	}
-	bin := path.Clean(env.FenceBinary)
 	var out []Rule
-	for _, p := range []string{bin, path.Dir(bin)} {
-		r := exp.rule(p, "always protected: the fence binary and its directory (a replaced fence would run every later sandbox)", false)
-		r.Key, r.Source = "mandatory.fenceBinary", "fence (always protected)"
-		out = append(out, r)
+	seen := map[string]bool{}
+	for _, b := range []struct{ path, why string }{
+		{env.FenceBinary, "the fence binary and its directory (a replaced fence would run every later sandbox)"},
+		{env.FenceInvoked, "the path fence was run by and its directory (a link there pointed elsewhere would run the next sandbox)"},
+	} {
+		if !strings.HasPrefix(b.path, "/") || seen[path.Clean(b.path)] {
+			continue
+		}
+		bin := path.Clean(b.path)
+		seen[bin] = true
+		for _, p := range []string{bin, path.Dir(bin)} {
+			r := exp.rule(p, "always protected: "+b.why, false)
+			r.Key, r.Source = "mandatory.fenceBinary", "fence (always protected)"
+			out = append(out, r)
+		}
 	}
 	return out
 }

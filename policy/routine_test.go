@@ -114,22 +114,34 @@ func TestPathDirProtection(t *testing.T) {
 }
 
 func TestFenceBinaryProtection(t *testing.T) {
-	p := Compile(Config{Filesystem: Filesystem{AllowWrite: []string{"~"}}}, routineEnv)
-	for path, want := range map[string]string{
-		"/h/opt/fence/fence":       "mandatory.fenceBinary",
-		"/h/opt/fence/fence.new":   "mandatory.fenceBinary",
-		"/h/opt/fence/lib/x":       "mandatory.fenceBinary",
-		"/h/opt/other/x":           "filesystem.allowWrite",
-		"/h/opt/fence-other/fence": "filesystem.allowWrite",
-	} {
-		if d := p.CheckPath("write", path, path); d.Rule != want || d.Allowed != (want == "filesystem.allowWrite") {
-			t.Errorf("CheckPath(write, %s) = %v %s, want %s", path, d.Allowed, d.Rule, want)
-		}
-	}
 	env := routineEnv
-	env.FenceBinary = ""
-	if d := Compile(Config{Filesystem: Filesystem{AllowWrite: []string{"~"}}}, env).CheckPath("write", "/h/opt/fence/fence", "/h/opt/fence/fence"); !d.Allowed {
-		t.Errorf("no fence binary known, yet %+v", d)
+	env.FenceInvoked = "/h/src/repo/app/tools/fence" // a link to /h/opt/fence/fence
+	tests := []struct {
+		name, binary, invoked, path, rule string
+	}{
+		{"binary", "/h/opt/fence/fence", "", "/h/opt/fence/fence", "mandatory.fenceBinary"},
+		{"binary's directory", "/h/opt/fence/fence", "", "/h/opt/fence/fence.new", "mandatory.fenceBinary"},
+		{"below the binary's directory", "/h/opt/fence/fence", "", "/h/opt/fence/lib/x", "mandatory.fenceBinary"},
+		{"next to the binary's directory", "/h/opt/fence/fence", "", "/h/opt/other/x", "filesystem.allowWrite"},
+		{"a prefix of the directory's name", "/h/opt/fence/fence", "", "/h/opt/fence-other/fence", "filesystem.allowWrite"},
+		{"no binary known", "", "", "/h/opt/fence/fence", "filesystem.allowWrite"},
+		{"the link run", "/h/opt/fence/fence", "/h/src/repo/app/tools/fence", "/h/src/repo/app/tools/fence", "mandatory.fenceBinary"},
+		{"the link's directory", "/h/opt/fence/fence", "/h/src/repo/app/tools/fence", "/h/src/repo/app/tools/fence.new", "mandatory.fenceBinary"},
+		{"the binary, run through a link", "/h/opt/fence/fence", "/h/src/repo/app/tools/fence", "/h/opt/fence/x", "mandatory.fenceBinary"},
+		{"next to the link's directory", "/h/opt/fence/fence", "/h/src/repo/app/tools/fence", "/h/src/repo/app/main.go", "filesystem.allowWrite"},
+		{"run as itself", "/h/opt/fence/fence", "/h/opt/fence/fence", "/h/src/repo/app/tools/fence", "filesystem.allowWrite"},
+		{"only the invoked path known", "", "/h/src/repo/app/tools/fence", "/h/src/repo/app/tools/x", "mandatory.fenceBinary"},
+		{"relative invoked path ignored", "/h/opt/fence/fence", "tools/fence", "/h/src/repo/app/tools/x", "filesystem.allowWrite"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := routineEnv
+			env.FenceBinary, env.FenceInvoked = tt.binary, tt.invoked
+			p := Compile(Config{Filesystem: Filesystem{AllowWrite: []string{"~"}}}, env)
+			if d := p.CheckPath("write", tt.path, tt.path); d.Rule != tt.rule || d.Allowed != (tt.rule == "filesystem.allowWrite") {
+				t.Errorf("CheckPath(write, %s) = %v %s, want %s", tt.path, d.Allowed, d.Rule, tt.rule)
+			}
+		})
 	}
 }
 

@@ -90,6 +90,7 @@ func compileResolved(res *policy.Resolved, opts policy.Options) *policy.Policy {
 	return policy.Compile(res.Config, policy.Env{
 		Dir: opts.Dir, Root: policy.WorkspaceRoot(opts.Dir), Home: opts.Home, UserConfigDir: opts.UserConfigDir, ConfigFiles: res.Files,
 		Origin: originOf(res), Firm: res.FromCommandLine,
+		DataHome: os.Getenv("XDG_DATA_HOME"), StateHome: os.Getenv("XDG_STATE_HOME"),
 		PathDirs: policy.PathDirs(os.Getenv("PATH")), FenceBinary: fenceBinary(), FenceInvoked: fenceInvoked(os.Args[0]),
 	})
 }

@@ -50,6 +50,10 @@ try 'echo "alias ls=x" >> ~/.bash_aliases' bash-aliases
 try 'echo x > ~/.ssh/authorized_keys' authorized-keys
 try 'echo "#!/bin/sh" > ~/tools/bin/git' path-dir-new
 try 'echo x >> ~/tools/bin/ls' path-dir-existing
+try 'echo "touch MARK" >> ~/.cargo/env' cargo-env
+try 'echo x > ~/.cargo/bin/cargo' cargo-bin
+try 'echo "credential_process = touch MARK" >> ~/.aws/config' aws-config
+try 'echo "{\"credsStore\": \"x\"}" > ~/.docker/config.json' docker-config
 echo ok > ~/notes && echo ok > ~/tools/lib/x && echo ok > new.txt && echo wrote-neighbours
 `
 	for _, u := range users(t) {
@@ -61,6 +65,10 @@ echo ok > ~/notes && echo ok > ~/tools/lib/x && echo ok > new.txt && echo wrote-
 				"home/.ssh/authorized_keys": "",
 				"home/tools/bin/ls":         "#!/bin/sh\n",
 				"home/tools/lib/.keep":      "",
+				"home/.cargo/env":           "# rustup\n",
+				"home/.cargo/bin/cargo":     "#!/bin/sh\n",
+				"home/.aws/config":          "[default]\n",
+				"home/.docker/config.json":  "{}\n",
 				"ws/.claude/settings.json":  "{}\n",
 				"ws/.envrc":                 "# envrc\n",
 			})
@@ -77,13 +85,17 @@ echo ok > ~/notes && echo ok > ~/tools/lib/x && echo ok > new.txt && echo wrote-
 				`authorized_keys: Read-only file system\ndenied: authorized-keys`,
 				`bin/git: Read-only file system\ndenied: path-dir-new`,
 				`bin/ls: Read-only file system\ndenied: path-dir-existing`,
+				`\.cargo/env: Read-only file system\ndenied: cargo-env`,
+				`\.cargo/bin/cargo: Read-only file system\ndenied: cargo-bin`,
+				`\.aws/config: Read-only file system\ndenied: aws-config`,
+				`config\.json: Read-only file system\ndenied: docker-config`,
 				`wrote-neighbours\n$`,
 			} {
 				if !regexpMatch(want, r.stdout) {
 					t.Errorf("stdout does not match %q:\n%s", want, r.stdout)
 				}
 			}
-			for name, want := range map[string]string{"home/.gitconfig": "[user]\n\tname = u\n", "ws/.envrc": "# envrc\n", "ws/.claude/settings.json": "{}\n"} {
+			for name, want := range map[string]string{"home/.gitconfig": "[user]\n\tname = u\n", "ws/.envrc": "# envrc\n", "ws/.claude/settings.json": "{}\n", "home/.cargo/env": "# rustup\n", "home/.aws/config": "[default]\n"} {
 				if b, _ := os.ReadFile(filepath.Join(w.base, name)); string(b) != want {
 					t.Errorf("%s changed: %q", name, b)
 				}

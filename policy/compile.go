@@ -21,7 +21,11 @@ type Env struct {
 	// ($XDG_CONFIG_HOME/fence, else ~/.config/fence). ~/.config/fence is
 	// protected as well: a run with another XDG_CONFIG_HOME reads it.
 	UserConfigDir string
-	ConfigFiles   []string
+	// DataHome and StateHome are $XDG_DATA_HOME and $XDG_STATE_HOME when
+	// set to absolute paths; the routine files below them are protected
+	// there and below ~/.local/share and ~/.local/state alike.
+	DataHome, StateHome string
+	ConfigFiles         []string
 	// Origin names where a list entry was written (Resolved.Origin), for
 	// messages; nil leaves rules without one.
 	Origin func(key, value string) string

@@ -12,8 +12,10 @@ import (
 // outside the sandbox, so fence always write-protects them, each group
 // under its own rule key. Paths are relative to where they apply: Home
 // ($HOME), Config (the XDG config directory, and ~/.config when that
-// differs), Workspace (the working directory and each directory above it
-// up to the workspace root), or absolute (System).
+// differs), Data ($XDG_DATA_HOME and ~/.local/share), State
+// ($XDG_STATE_HOME and ~/.local/state), Workspace (the working directory
+// and each directory above it up to the workspace root), or absolute
+// (System).
 //
 // What is not here on purpose: a project's own build inputs (package.json
 // scripts, Makefile, build.rs, .cargo/config.toml, .npmrc in the
@@ -22,8 +24,8 @@ import (
 // a model, not code; and .env, a data file many tools write (direnv reads
 // it only with load_dotenv, as variables).
 type routineGroup struct {
-	Key, Why                        string
-	Home, Config, Workspace, System []string
+	Key, Why                                     string
+	Home, Config, Data, State, Workspace, System []string
 }
 
 // shellStartup are the files a shell reads at start or exit, in $HOME
@@ -36,15 +38,37 @@ var shellStartup = []string{
 // routineGroups is the list, grouped by why each path runs code.
 var routineGroups = []routineGroup{
 	{
-		Key: "mandatory.shellStartup", Why: "shell startup file: the next shell runs it",
+		Key: "mandatory.shellStartup", Why: "shell startup file: the next shell, prompt or terminal runs it",
 		Home: append(append([]string{}, shellStartup...),
-			".bash_aliases",                // sourced by Debian's and Ubuntu's stock .bashrc
-			".bashrc.d",                    // every file in it is sourced by Fedora's stock .bashrc
-			".bash_completion",             // sourced by bash-completion in every interactive bash
-			".local/share/bash-completion", // completions bash-completion loads on Tab
-			".inputrc",                     // readline: a key binding can type and run a command
+			".bash_aliases",              // sourced by Debian's and Ubuntu's stock .bashrc
+			".bashrc.d",                  // every file in it is sourced by Fedora's stock .bashrc
+			".bash_completion",           // sourced by bash-completion in every interactive bash
+			".inputrc",                   // readline: a key binding can type and run a command
+			".cargo/env",                 // sourced by ~/.profile and ~/.bashrc as rustup installs it
+			".deno/env",                  // sourced by ~/.bashrc as Deno's installer sets it up
+			".ghcup/env",                 // sourced by ~/.bashrc as ghcup installs it
+			".nvm/nvm.sh",                // sourced by ~/.bashrc as nvm's installer sets it up
+			".sdkman/bin/sdkman-init.sh", // sourced by ~/.bashrc as SDKMAN installs it
+			".tmux.conf",                 // tmux: run-shell and if-shell lines run when it starts
+			".screenrc",                  // GNU screen: exec and screen lines run when it starts
+			".lesskey", ".less",          // less: its #env section sets LESSOPEN, a program run on every file less shows (git log, man)
+			".wezterm.lua", // WezTerm: Lua run by the terminal
 		),
-		Config:    []string{"fish"}, // config.fish, conf.d/ and functions/ run in every fish
+		Config: []string{
+			"fish",          // config.fish, conf.d/ and functions/ run in every fish
+			"starship.toml", // starship: custom modules run a command at every prompt
+			"tmux",          // tmux.conf, as above
+			"lesskey",       // less, as above
+			"wezterm",       // WezTerm: wezterm.lua
+			"kitty",         // kitty: the shell it starts, startup sessions, watchers (Python)
+			"alacritty",     // Alacritty: the shell it starts
+			"zellij",        // Zellij: layouts and the shell it starts
+		},
+		Data: []string{
+			"bash-completion",                                      // completions bash-completion loads on Tab
+			"fish/vendor_conf.d",                                   // run in every fish
+			"fish/vendor_functions.d", "fish/vendor_completions.d", // loaded by fish on use
+		},
 		Workspace: shellStartup,
 	},
 	{
@@ -120,6 +144,9 @@ var routineGroups = []routineGroup{
 			"Code", "VSCodium", "Cursor", // User/settings.json, tasks.json, keybindings
 			"JetBrains", // IDE options, startup scripts
 		},
+		Data: []string{
+			"nvim", // Neovim: plugins (site/pack, lazy/) loaded at every start
+		},
 	},
 	{
 		Key: "mandatory.direnv", Why: "runs on cd into the directory: direnv's .envrc, mise's config (hooks, env, tasks)",
@@ -129,10 +156,8 @@ var routineGroups = []routineGroup{
 			".mise/config.toml", "mise/config.toml", ".config/mise.toml", // mise, in a config directory
 			".config/mise/config.toml", ".config/mise/conf.d",
 		},
-		Home: []string{
-			".local/share/direnv", // direnv's allow list: an entry there approves an .envrc
-			".local/state/mise",   // mise's trusted configs
-		},
+		Data:  []string{"direnv"}, // direnv's allow list: an entry there approves an .envrc
+		State: []string{"mise"},   // mise's trusted configs
 		Config: []string{
 			"direnv", // direnvrc and lib/*.sh run for every .envrc
 			"mise",   // global config: hooks, env, tasks
@@ -146,16 +171,35 @@ var routineGroups = []routineGroup{
 		},
 	},
 	{
-		Key: "mandatory.userServices", Why: "user services and autostart: start at login or on a timer",
+		Key: "mandatory.userServices", Why: "user services, autostart and the desktop session: run at login, on a timer, or when a file or link is opened",
 		Config: []string{
-			"systemd/user",  // systemd user units and timers
-			"autostart",     // XDG autostart .desktop files
-			"environment.d", // the session's variables, LD_PRELOAD included
+			"systemd/user",      // systemd user units and timers
+			"systemd/user.conf", // the user manager's DefaultEnvironment, LD_PRELOAD included
+			"systemd/user.conf.d",
+			"autostart",                                         // XDG autostart .desktop files
+			"environment.d",                                     // the session's variables, LD_PRELOAD included
+			"plasma-workspace/env", "plasma-workspace/shutdown", // KDE Plasma: scripts sourced at login and run at logout
+
+			// Window managers: exec lines and init scripts run at login.
+			"i3", "sway", "hypr", "river", "niri", "labwc", "openbox", "awesome", "qtile", "bspwm", "xmonad",
+
+			"sxhkd",                                                          // hotkey daemon: each binding runs a command
+			"mimeapps.list",                                                  // which desktop entry opens a file type or URL scheme
+			"gnome-mimeapps.list", "kde-mimeapps.list", "xfce-mimeapps.list", // the same, per desktop
+			"x-cinnamon-mimeapps.list", "mate-mimeapps.list", "lxqt-mimeapps.list",
+		},
+		Data: []string{
+			"systemd/user",           // systemd user units
+			"applications",           // desktop entries: Exec= runs when a file or link is opened with them
+			"dbus-1/services",        // D-Bus session services: Exec= runs when a name is first asked for
+			"gnome-shell/extensions", // GNOME Shell extensions: JavaScript run in the shell
 		},
 		Home: []string{
-			".local/share/systemd/user",                         // systemd user units
 			".xprofile", ".xsession", ".xsessionrc", ".xinitrc", // X session scripts
-			".pam_environment",     // pam_env: the login's variables
+			".pam_environment", // pam_env: the login's variables
+			".i3", ".xmonad",   // i3 and xmonad, in their older places
+			".xbindkeysrc",         // xbindkeys: each binding runs a command
+			".mailcap",             // the command that opens each MIME type (mutt, w3m, run-mailcap)
 			"Library/LaunchAgents", // launchd agents on macOS
 		},
 	},
@@ -163,15 +207,65 @@ var routineGroups = []routineGroup{
 		Key: "mandatory.toolchainConfig", Why: "user-wide tool config: names a program the tool runs in every project",
 		Home: []string{
 			".npmrc", ".yarnrc", // script-shell, node-options; yarn-path
+			".yarnrc.yml",                         // Yarn Berry: yarnPath and plugins run with every yarn
+			".bunfig.toml",                        // Bun: preload scripts run with every bun
 			".cargo/config.toml", ".cargo/config", // rustc-wrapper, runner
 			".gradle/init.d", ".gradle/init.gradle", ".gradle/init.gradle.kts", // init scripts run on every build
+			".gradle/gradle.properties",        // org.gradle.jvmargs: a -javaagent runs in every build
+			".mavenrc",                         // sourced by the mvn script
+			".m2/settings.xml",                 // Maven: mirrors and repositories pick the plugins the next build runs
+			".m2/extensions.xml",               // Maven 4: core extensions loaded into every build
 			".pip",                             // pip.conf: index-url picks what the next install runs
 			".local/lib/python*/site-packages", // user site: .pth files and usercustomize run at every Python start
 			"Library/Python/*/lib/python/site-packages", // the same on macOS
+			".condarc", ".conda/condarc", ".mambarc", // conda: channels pick what the next install runs
+			".aws/config",          // AWS CLI and SDKs: credential_process runs a program for credentials
+			".aws/cli/alias",       // AWS CLI: an alias starting with ! runs a shell command
+			".kube/config",         // kubectl and client-go: users[].exec runs a credential plugin
+			".docker/config.json",  // docker: credsStore and credHelpers run docker-credential-*
+			".docker/cli-plugins",  // docker: the program behind a subcommand (docker compose, docker buildx)
+			".terraformrc",         // Terraform: provider_installation picks the providers it runs
+			".terraform.d/plugins", // Terraform: provider binaries run on init and plan
+			".hgrc",                // Mercurial: hooks and extensions run on hg commands
 		},
 		Config: []string{
-			"go/env", // GOFLAGS=-toolexec runs a program for every go build
-			"pip",    // pip.conf
+			"go/env",       // GOFLAGS=-toolexec runs a program for every go build
+			"pip",          // pip.conf
+			"uv",           // uv.toml: index-url picks what the next install runs
+			"pnpm/rc",      // pnpm's user npmrc
+			"conda",        // .condarc, as above
+			".bunfig.toml", // Bun, as above
+			"gh",           // GitHub CLI: an alias with --shell runs a shell command
+			"hg",           // Mercurial: hgrc, as above
+			"containers",   // Podman: containers.conf names the runtimes and hooks it runs
+			"nix",          // nix.conf: post-build-hook runs a program, substituters pick what builds fetch
+		},
+		Data: []string{
+			"gh/extensions", // GitHub CLI: each extension is a program run as gh NAME
+		},
+	},
+	{
+		Key: "mandatory.replStartup", Why: "interpreter and debugger startup file: runs in every interactive session",
+		Home: []string{
+			".pythonrc", ".pythonstartup", ".pythonrc.py", // what PYTHONSTARTUP usually names
+			".ipython",              // IPython: profile_default/startup/ and ipython_config.py
+			".jupyter",              // Jupyter: jupyter_*_config.py run at every start
+			".gdbinit", ".lldbinit", // gdb and lldb: commands run at every start
+			".psqlrc", ".psqlrc-*", // psql: \! runs a shell command
+			".sqliterc",              // sqlite3: .shell and .system run commands
+			".Rprofile", ".Renviron", // R: code and variables at every start
+			".irbrc", ".pryrc", // irb and pry: Ruby run at every start
+			".ghci", ".ghc/ghci.conf", // GHCi: :! and :def run commands
+			".julia/config", // Julia: startup.jl
+		},
+		Config: []string{
+			"gdb", // gdbinit, as above
+			"irb", // irbrc, as above
+		},
+		Workspace: []string{
+			".Rprofile", ".Renviron", // R reads the working directory's before the home's
+			".pryrc", ".irbrc", // pry and irb read the working directory's too
+			".ghci", // GHCi reads the working directory's too
 		},
 	},
 }
@@ -203,6 +297,8 @@ func routinePaths(g routineGroup, env Env) []string {
 		join([]string{env.Home}, g.Home)
 	}
 	join(configHomes(env), g.Config)
+	join(xdgHomes(env.DataHome, env.Home, ".local/share"), g.Data)
+	join(xdgHomes(env.StateHome, env.Home, ".local/state"), g.State)
 	join(workspaceDirs(env), g.Workspace)
 	return append(out, g.System...)
 }
@@ -223,10 +319,33 @@ func configHomes(env Env) []string {
 	return out
 }
 
-// stockPathDirs are put on PATH at login by the stock ~/.profile of
-// Debian, Ubuntu and Fedora when they exist, so they count as PATH
-// directories even when this caller's PATH lacks them.
-var stockPathDirs = []string{"bin", ".local/bin"}
+// xdgHomes are an XDG base directory as set (xdg, when absolute) and its
+// default below home, once each: tools differ on whether they honour the
+// variable.
+func xdgHomes(xdg, home, dflt string) []string {
+	var out []string
+	if strings.HasPrefix(xdg, "/") {
+		out = append(out, path.Clean(xdg))
+	}
+	if home != "" {
+		if d := path.Join(home, dflt); len(out) == 0 || out[0] != d {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// stockPathDirs are put on PATH at login, when they exist, by the stock
+// ~/.profile of Debian, Ubuntu and Fedora, or by what a common installer
+// adds to the startup files, so they count as PATH directories even when
+// this caller's PATH lacks them.
+var stockPathDirs = []pathCandidate{
+	{"bin", "a directory the stock ~/.profile puts on PATH"},
+	{".local/bin", "a directory the stock ~/.profile puts on PATH"},
+	{".cargo/bin", "a directory ~/.cargo/env puts on PATH at login"},
+	{".deno/bin", "a directory ~/.deno/env puts on PATH at login"},
+	{".bun/bin", "a directory Bun's installer puts on PATH in ~/.bashrc"},
+}
 
 // PathDirs are the absolute directories of a PATH list, cleaned, in
 // order, once each. Relative entries (".", "") are left out: they name no
@@ -281,7 +400,7 @@ func pathCandidates(env Env) []pathCandidate {
 	}
 	for _, d := range stockPathDirs {
 		if env.Home != "" {
-			add(path.Join(env.Home, d), "a directory the stock ~/.profile puts on PATH")
+			add(path.Join(env.Home, d.dir), d.why)
 		}
 	}
 	return out

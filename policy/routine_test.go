@@ -59,6 +59,46 @@ func TestRoutineFiles(t *testing.T) {
 		{"/h/.npmrc", false, "mandatory.toolchainConfig"},
 		{"/h/.config/go/env", false, "mandatory.toolchainConfig"},
 		{"/h/.local/lib/python3.12/site-packages/evil.pth", false, "mandatory.toolchainConfig"},
+		{"/h/.cargo/env", false, "mandatory.shellStartup"},
+		{"/h/.tmux.conf", false, "mandatory.shellStartup"},
+		{"/h/.config/tmux/tmux.conf", false, "mandatory.shellStartup"},
+		{"/h/.config/starship.toml", false, "mandatory.shellStartup"},
+		{"/h/.lesskey", false, "mandatory.shellStartup"},
+		{"/h/.local/share/bash-completion/completions/git", false, "mandatory.shellStartup"},
+		{"/h/.local/share/fish/vendor_conf.d/x.fish", false, "mandatory.shellStartup"},
+		{"/h/.local/share/nvim/lazy/plugin/init.lua", false, "mandatory.editor"},
+		{"/h/.local/state/mise/trusted-configs/x", false, "mandatory.direnv"},
+		{"/h/.local/share/systemd/user/evil.service", false, "mandatory.userServices"},
+		{"/h/.config/systemd/user.conf", false, "mandatory.userServices"},
+		{"/h/.local/share/applications/evil.desktop", false, "mandatory.userServices"},
+		{"/h/.local/share/dbus-1/services/org.x.service", false, "mandatory.userServices"},
+		{"/h/.config/mimeapps.list", false, "mandatory.userServices"},
+		{"/h/.config/i3/config", false, "mandatory.userServices"},
+		{"/h/.config/sway/config", false, "mandatory.userServices"},
+		{"/h/.config/hypr/hyprland.conf", false, "mandatory.userServices"},
+		{"/h/.aws/config", false, "mandatory.toolchainConfig"},
+		{"/h/.kube/config", false, "mandatory.toolchainConfig"},
+		{"/h/.docker/config.json", false, "mandatory.toolchainConfig"},
+		{"/h/.docker/cli-plugins/docker-compose", false, "mandatory.toolchainConfig"},
+		{"/h/.yarnrc.yml", false, "mandatory.toolchainConfig"},
+		{"/h/.bunfig.toml", false, "mandatory.toolchainConfig"},
+		{"/h/.mavenrc", false, "mandatory.toolchainConfig"},
+		{"/h/.m2/settings.xml", false, "mandatory.toolchainConfig"},
+		{"/h/.gradle/gradle.properties", false, "mandatory.toolchainConfig"},
+		{"/h/.terraformrc", false, "mandatory.toolchainConfig"},
+		{"/h/.hgrc", false, "mandatory.toolchainConfig"},
+		{"/h/.condarc", false, "mandatory.toolchainConfig"},
+		{"/h/.config/gh/config.yml", false, "mandatory.toolchainConfig"},
+		{"/h/.config/uv/uv.toml", false, "mandatory.toolchainConfig"},
+		{"/h/.local/share/gh/extensions/gh-x/gh-x", false, "mandatory.toolchainConfig"},
+		{"/h/.ipython/profile_default/startup/00.py", false, "mandatory.replStartup"},
+		{"/h/.pythonrc", false, "mandatory.replStartup"},
+		{"/h/.gdbinit", false, "mandatory.replStartup"},
+		{"/h/.psqlrc", false, "mandatory.replStartup"},
+		{"/h/.Rprofile", false, "mandatory.replStartup"},
+		{"/h/src/repo/app/.Rprofile", false, "mandatory.replStartup"},
+		{"/h/.irbrc", false, "mandatory.replStartup"},
+		{"/h/.pryrc", false, "mandatory.replStartup"},
 		// What lies next to them stays the policy's.
 		{"/h/notes.txt", true, "filesystem.allowWrite"},
 		{"/h/.ssh/known_hosts", true, "filesystem.allowWrite"},
@@ -67,6 +107,12 @@ func TestRoutineFiles(t *testing.T) {
 		{"/h/src/repo/app/.envrc.example", true, "filesystem.allowWrite"},
 		{"/h/src/repo/app/mise/notes", true, "filesystem.allowWrite"},
 		{"/h/.local/lib/node/x", true, "filesystem.allowWrite"},
+		{"/h/.aws/sso/cache/x.json", true, "filesystem.allowWrite"},
+		{"/h/.docker/buildx/x", true, "filesystem.allowWrite"},
+		{"/h/.m2/repository/x.jar", true, "filesystem.allowWrite"},
+		{"/h/.gradle/caches/x", true, "filesystem.allowWrite"},
+		{"/h/.local/share/fish/fish_history", true, "filesystem.allowWrite"},
+		{"/h/.cargo/registry/x", true, "filesystem.allowWrite"},
 		// Only the workspace and the directories above it up to its root.
 		{"/h/src/other/.envrc", true, "filesystem.allowWrite"},
 	}
@@ -92,6 +138,9 @@ func TestPathDirProtection(t *testing.T) {
 		{"through /", "/usr/bin/ls", []string{"/"}, false, "mandatory.pathDir"},
 		{"stock ~/.local/bin, not on PATH", "/h/.local/bin/ls", []string{"~"}, false, "mandatory.pathDir"},
 		{"stock ~/bin, not on PATH", "/h/bin/ls", []string{"~"}, false, "mandatory.pathDir"},
+		{"~/.cargo/bin, not on PATH", "/h/.cargo/bin/cargo", []string{"~"}, false, "mandatory.pathDir"},
+		{"~/.deno/bin, not on PATH", "/h/.deno/bin/deno", []string{"~"}, false, "mandatory.pathDir"},
+		{"~/.cargo/bin named itself", "/h/.cargo/bin/cargo", []string{"~", "~/.cargo/bin"}, true, "filesystem.allowWrite"},
 		{"named itself", "/h/go/bin/ls", []string{"~", "~/go/bin"}, true, "filesystem.allowWrite"},
 		{"named itself, trailing slash", "/h/.local/bin/ls", []string{"~", "~/.local/bin/"}, true, "filesystem.allowWrite"},
 		{"named itself, alone", "/h/tools/x", []string{"~/tools"}, true, "filesystem.allowWrite"},
@@ -145,16 +194,38 @@ func TestFenceBinaryProtection(t *testing.T) {
 	}
 }
 
-// TestRoutineConfigHome: with XDG_CONFIG_HOME elsewhere, both it and
-// ~/.config are covered (tools differ on which they read).
+// TestRoutineConfigHome: with XDG_CONFIG_HOME, XDG_DATA_HOME and
+// XDG_STATE_HOME elsewhere, both they and the defaults below the home are
+// covered (tools differ on which they read).
 func TestRoutineConfigHome(t *testing.T) {
 	env := routineEnv
-	env.UserConfigDir = "/x/cfg/fence"
+	env.UserConfigDir, env.DataHome, env.StateHome = "/x/cfg/fence", "/x/data/", "/x/state"
 	p := Compile(Config{Filesystem: Filesystem{AllowWrite: []string{"~", "/x"}}}, env)
-	for _, path := range []string{"/x/cfg/git/config", "/h/.config/git/config", "/x/cfg/systemd/user/a.service"} {
-		if d := p.CheckPath("write", path, path); d.Allowed || !strings.HasPrefix(d.Rule, "mandatory.") {
-			t.Errorf("CheckPath(write, %s) = %v %s, want denied by a mandatory rule", path, d.Allowed, d.Rule)
+	tests := []struct{ path, rule string }{
+		{"/x/cfg/git/config", "mandatory.gitUserConfig"},
+		{"/h/.config/git/config", "mandatory.gitUserConfig"},
+		{"/x/cfg/systemd/user/a.service", "mandatory.userServices"},
+		{"/x/cfg/tmux/tmux.conf", "mandatory.shellStartup"},
+		{"/x/cfg/gh/config.yml", "mandatory.toolchainConfig"},
+		{"/x/data/systemd/user/a.service", "mandatory.userServices"},
+		{"/h/.local/share/systemd/user/a.service", "mandatory.userServices"},
+		{"/x/data/direnv/allow/abc", "mandatory.direnv"},
+		{"/h/.local/share/direnv/allow/abc", "mandatory.direnv"},
+		{"/x/data/applications/evil.desktop", "mandatory.userServices"},
+		{"/x/data/bash-completion/completions/git", "mandatory.shellStartup"},
+		{"/x/state/mise/trusted-configs/x", "mandatory.direnv"},
+		{"/h/.local/state/mise/trusted-configs/x", "mandatory.direnv"},
+		{"/x/data/other/x", "filesystem.allowWrite"},
+	}
+	for _, tt := range tests {
+		if d := p.CheckPath("write", tt.path, tt.path); d.Rule != tt.rule || d.Allowed != (tt.rule == "filesystem.allowWrite") {
+			t.Errorf("CheckPath(write, %s) = %v %s, want %s", tt.path, d.Allowed, d.Rule, tt.rule)
 		}
+	}
+	// A relative XDG_DATA_HOME is ignored, as the XDG spec says.
+	env.DataHome = "data"
+	if d := Compile(Config{Filesystem: Filesystem{AllowWrite: []string{"/h/src/repo/app"}}}, env).CheckPath("write", "/h/src/repo/app/data/direnv/x", "/h/src/repo/app/data/direnv/x"); !d.Allowed {
+		t.Errorf("relative XDG_DATA_HOME protected: %+v", d)
 	}
 }
 

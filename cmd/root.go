@@ -232,10 +232,12 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	if err != nil {
 		return err
 	}
+	if !res.Config.Filesystem.AllowGitConfig && sandbox.WritesGitConfig(args, o.shell) {
+		// A shell line can go on after git failed, so this is said
+		// whatever the exit code.
+		fmt.Fprintf(o.stderr, "fence: hint: git cannot write the repository's config in the sandbox (\"Device or resource busy\"): fence keeps it read-only (rule %s), since git configuration can make the host's git run code; set filesystem.allowGitConfig to lift it, or run that git command outside fence\n", policy.KeyGitConfig)
+	}
 	if code != 0 {
-		if !res.Config.Filesystem.AllowGitConfig && sandbox.WritesGitConfig(args, o.shell) {
-			fmt.Fprintf(o.stderr, "fence: hint: git could not write the repository's config because fence keeps it read-only (rule %s: git configuration can make the host's git run code); set filesystem.allowGitConfig to lift it, or run that git command outside fence\n", policy.KeyGitConfig)
-		}
 		return &exitError{code: code}
 	}
 	return nil

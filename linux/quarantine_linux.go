@@ -112,3 +112,20 @@ func withWritable(dir int, op func() error) error {
 	}
 	return op()
 }
+
+// checkWorktrees moves aside what a linked worktree the command added
+// would make git follow out of its repository (see
+// sandbox.NewWorktreeFiles).
+func checkWorktrees(worktrees []sandbox.WorktreeWatch, stderr io.Writer) {
+	stamp := quarantineStamp()
+	for _, w := range worktrees {
+		for _, f := range sandbox.NewWorktreeFiles(w) {
+			aside, err := quarantine(f, stamp)
+			if err != nil {
+				fmt.Fprintf(stderr, "fence: warning: the command added a worktree to %s whose %s git would follow out of the repository, and fence could not move it aside (%v): delete it\n", w.CommonDir, f, err)
+				continue
+			}
+			fmt.Fprintf(stderr, "fence: warning: the command added a worktree to %s whose %s git would follow out of the repository; fence moved it to %s\n", w.CommonDir, f, aside)
+		}
+	}
+}

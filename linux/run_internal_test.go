@@ -168,13 +168,14 @@ func TestWireForInit(t *testing.T) {
 					LocalPorts: []int{5432}, SSH: policy.SSHPolicy{Enabled: true, AllowedHosts: []string{"git.example"}},
 					Forwards: []sandbox.Forward{{HostAddr: "127.0.0.1", Port: 8080}},
 				},
-				Mounts:   sandbox.Mounts{PrivateTmp: true, Masks: []sandbox.Mask{{Path: "/w/.env", Why: "denyRead"}}},
-				Seccomp:  []string{"ptrace: EPERM"},
-				Degraded: "refuse",
-				KeepFDs:  []int{3},
-				Globs:    []sandbox.GlobReport{{Rule: "**/.env", Matches: 1}},
-				Warnings: []string{"a warning"},
-				Watch:    []sandbox.Watch{{Path: "/w/.mcp.json"}},
+				Mounts:    sandbox.Mounts{PrivateTmp: true, Masks: []sandbox.Mask{{Path: "/w/.env", Why: "denyRead"}}},
+				Seccomp:   []string{"ptrace: EPERM"},
+				Degraded:  "refuse",
+				KeepFDs:   []int{3},
+				Globs:     []sandbox.GlobReport{{Rule: "**/.env", Matches: 1}},
+				Warnings:  []string{"a warning"},
+				Watch:     []sandbox.Watch{{Path: "/w/.mcp.json"}},
+				Worktrees: []sandbox.WorktreeWatch{{CommonDir: "/w/.git"}},
 			},
 			Env:        []string{"PATH=/usr/bin"},
 			Namespaces: true,
@@ -186,7 +187,7 @@ func TestWireForInit(t *testing.T) {
 		t.Errorf("forInit changed the supervisor's wire: %+v", w.Plan)
 	}
 	want := full()
-	want.Plan.EnvRemoved, want.Plan.Seccomp, want.Plan.Globs, want.Plan.Warnings, want.Plan.Watch = nil, nil, nil, nil, nil
+	want.Plan.EnvRemoved, want.Plan.Seccomp, want.Plan.Globs, want.Plan.Warnings, want.Plan.Watch, want.Plan.Worktrees = nil, nil, nil, nil, nil, nil
 	want.Plan.Proxy.AllowedDomains, want.Plan.Proxy.DeniedDomains, want.Plan.Proxy.SSH = nil, nil, policy.SSHPolicy{}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("forInit:\n got %+v\n     %+v\nwant %+v\n     %+v", got.Plan, got.Plan.Proxy, want.Plan, want.Plan.Proxy)

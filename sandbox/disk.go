@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 )
 
-// Disk remembers the directory listings read while fence plans a run, so
-// that the walks that need the same tree (the search for repositories,
-// then the deny globs) read each directory once. A zero Disk is ready to
-// use; nil reads the disk every time.
+// Disk is what fence read of the disk while it plans one run: the
+// directory listings, so that the walks that need the same tree (the
+// search for repositories, then the deny globs) read each directory once,
+// and the repositories found, for the after-run checks. A zero Disk is
+// ready to use; nil reads the disk every time.
 type Disk struct {
-	dirs map[string]listing
+	dirs  map[string]listing
+	repos *RepoSearch
 }
 
 type listing struct {

@@ -50,7 +50,11 @@ func FindRepos(p *policy.Policy, budget time.Duration, disk *Disk) (*RepoSearch,
 			return nil, err
 		}
 	}
-	return &RepoSearch{Repos: f.repos, Unlisted: f.unlisted, NewGit: newGitPaths(p, workspace), UserNamed: f.userNamed()}, nil
+	found := &RepoSearch{Repos: f.repos, Unlisted: f.unlisted, NewGit: newGitPaths(p, workspace), UserNamed: f.userNamed()}
+	if disk != nil {
+		disk.repos = found
+	}
+	return found, nil
 }
 
 // RepoSearch is what FindRepos found.
@@ -357,4 +361,53 @@ func isDir(p string) bool {
 func isFile(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// worktreeWatches lists, for each repository found, the linked worktrees
+// it has now.
+func worktreeWatches(disk *Disk) []WorktreeWatch {
+	if disk == nil || disk.repos == nil {
+		return nil
+	}
+	var out []WorktreeWatch
+	for _, r := range disk.repos.Repos {
+		if slices.ContainsFunc(out, func(w WorktreeWatch) bool { return w.CommonDir == r.CommonDir }) {
+			continue
+		}
+		w := WorktreeWatch{CommonDir: r.CommonDir}
+		entries, _ := os.ReadDir(filepath.Join(r.CommonDir, "worktrees"))
+		for _, e := range entries {
+			w.Existing = append(w.Existing, e.Name())
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// NewWorktreeFiles returns, for a repository's common directory and the
+// worktrees it had at start, the files of worktrees added since that git
+// would follow out of the repository: a commondir that leads anywhere but
+// the common directory, and any config.worktree.
+func NewWorktreeFiles(w WorktreeWatch) []string {
+	entries, _ := os.ReadDir(filepath.Join(w.CommonDir, "worktrees"))
+	var out []string
+	for _, e := range entries {
+		if slices.Contains(w.Existing, e.Name()) {
+			continue
+		}
+		dir := filepath.Join(w.CommonDir, "worktrees", e.Name())
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+			out = append(out, dir) // a link or a file where git expects its directory
+			continue
+		}
+		if cd := filepath.Join(dir, "commondir"); isFile(cd) && commonDir(dir) != w.CommonDir {
+			out = append(out, cd)
+		} else if fi, err := os.Lstat(cd); err == nil && !fi.Mode().IsRegular() {
+			out = append(out, cd)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "config.worktree")); err == nil {
+			out = append(out, filepath.Join(dir, "config.worktree"))
+		}
+	}
+	return out
 }

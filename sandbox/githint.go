@@ -10,7 +10,7 @@ import (
 // config, each with the arguments that make it do so ("" for always).
 var gitConfigWriters = map[string][]string{
 	"remote":    {"add", "rm", "remove", "rename", "set-url", "set-head", "set-branches"},
-	"submodule": {"add", "init", "sync", "set-url", "set-branch", "deinit", "absorbgitdirs"},
+	"submodule": {"add", "init", "--init", "sync", "set-url", "set-branch", "deinit", "absorbgitdirs"},
 	"branch":    {"-m", "-M", "--move", "-c", "-C", "--copy", "-u", "--set-upstream-to", "--unset-upstream", "--edit-description", "-t", "--track"},
 	"push":      {"-u", "--set-upstream"},
 	"checkout":  {"-t", "--track"},

@@ -58,6 +58,19 @@ type Plan struct {
 	// layer cannot cover a path that does not exist, so fence checks them
 	// after the command.
 	Watch []Watch `json:"watch,omitempty"`
+	// Worktrees are the linked worktrees of each repository at start: a
+	// worktree the command adds is checked after it (see WorktreeWatch).
+	Worktrees []WorktreeWatch `json:"worktrees,omitempty"`
+}
+
+// WorktreeWatch is a repository's common directory and the linked
+// worktrees it had at start. A worktree the command adds during the run
+// gets its git directory below CommonDir/worktrees, where no mount could
+// cover it; after the run, fence moves aside its commondir if it leads
+// anywhere but CommonDir, and its config.worktree.
+type WorktreeWatch struct {
+	CommonDir string   `json:"commonDir"`
+	Existing  []string `json:"existing,omitempty"`
 }
 
 // Watch is a protected path that did not exist when the sandbox started.
@@ -183,6 +196,7 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 	}
 	b.m.prepare(slices.Concat(p.DenyRead, p.DenyWrite, p.Write, p.Read, p.Execute))
 	b.build()
+	plan.Worktrees = worktreeWatches(o.Disk)
 	// Parents first: a created directory is moved aside whole, before
 	// anything fence watches inside it.
 	sortByDepth(plan.Watch, func(w Watch) string { return w.Path })

@@ -16,7 +16,8 @@ import (
 // a run could write into are protected.
 // The listings read on the way are returned for the plan's own walks.
 func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, stderr io.Writer) (*sandbox.Disk, error) {
-	dropped, err := sandbox.GuardLinks(pol)
+	disk := sandbox.NewDisk()
+	dropped, err := sandbox.GuardLinks(pol, disk)
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +28,6 @@ func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, stderr io.Writer) (
 	if pol.GlobBudgetMs != 0 {
 		budget = time.Duration(pol.GlobBudgetMs) * time.Millisecond
 	}
-	disk := sandbox.NewDisk()
 	found, err := sandbox.FindRepos(pol, budget, disk)
 	if err != nil {
 		return nil, err

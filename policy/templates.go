@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"sync"
 )
 
 //go:embed templates/*.jsonc
@@ -64,6 +65,22 @@ func unknownTemplate(name string) string {
 // expanded for home: any sandboxed run may have written there, so a link
 // in one is never trusted to lead out of it.
 func TemplateWriteTrees(home string) []string {
+	templateTrees.once.Do(func() { templateTrees.trees = templateWriteTrees() })
+	out := make([]string, 0, len(templateTrees.trees))
+	for _, t := range templateTrees.trees {
+		out = append(out, Expand(t, "/", home))
+	}
+	return out
+}
+
+// templateTrees are the builtin templates' absolute allowWrite entries as
+// written, read once per process.
+var templateTrees struct {
+	once  sync.Once
+	trees []string
+}
+
+func templateWriteTrees() []string {
 	var out []string
 	for _, t := range Templates() {
 		p, err := parse("builtin template: "+t.Name, t.Source)
@@ -71,10 +88,8 @@ func TemplateWriteTrees(home string) []string {
 			continue
 		}
 		for _, w := range p.cfg.Filesystem.AllowWrite {
-			if strings.HasPrefix(w, "~/") || strings.HasPrefix(w, "/") {
-				if abs := Expand(w, "/", home); !slices.Contains(out, abs) {
-					out = append(out, abs)
-				}
+			if (strings.HasPrefix(w, "~/") || strings.HasPrefix(w, "/")) && !slices.Contains(out, w) {
+				out = append(out, w)
 			}
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // Disk is what fence read of the disk while it plans one run: the
@@ -14,6 +16,8 @@ import (
 // ready to use; nil reads the disk every time.
 type Disk struct {
 	dirs  map[string]listing
+	real  map[string]string // path -> canonical, see canonical
+	trees []string          // see linkTrees
 	repos *RepoSearch
 }
 
@@ -83,4 +87,48 @@ func (d *Disk) walk(p string, e fs.DirEntry, fn fs.WalkDirFunc) error {
 		}
 	}
 	return nil
+}
+
+// lookup reports whether p exists, without following a final link, from
+// the listing of its directory (one read for all the names fence checks
+// there); a directory it may not list is asked about p alone.
+func (d *Disk) lookup(p string) (fs.DirEntry, bool) {
+	dir, name := filepath.Split(p)
+	entries, err := d.ReadDir(filepath.Clean(dir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
+	if err != nil {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return nil, false
+		}
+		return fs.FileInfoToDirEntry(fi), true
+	}
+	i, ok := slices.BinarySearchFunc(entries, name, func(e fs.DirEntry, n string) int { return strings.Compare(e.Name(), n) })
+	if !ok {
+		return nil, false
+	}
+	return entries[i], true
+}
+
+// canonical is ResolvePath(p, "/"), with each directory resolved once
+// per plan: many protected paths share a few directories.
+func (d *Disk) canonical(p string) string {
+	p = filepath.Clean(p)
+	if d == nil || p == "/" {
+		return ResolvePath(p, "/")
+	}
+	if real, ok := d.real[p]; ok {
+		return real
+	}
+	real := filepath.Join(d.canonical(filepath.Dir(p)), filepath.Base(p))
+	if e, ok := d.lookup(real); ok && e.Type()&fs.ModeSymlink != 0 {
+		real = ResolvePath(real, "/")
+	}
+	if d.real == nil {
+		d.real = map[string]string{}
+	}
+	d.real[p] = real
+	return real
 }

@@ -47,7 +47,13 @@ func globKey(r policy.Rule) string {
 
 // existing returns the existing paths that rule r names, with their
 // symlinks resolved.
-func (m *matcher) existing(r policy.Rule) []string { return resolveAll(m.matches(r)) }
+func (m *matcher) existing(r policy.Rule) []string {
+	found := m.matches(r)
+	for i, p := range found {
+		found[i] = m.disk.canonical(p)
+	}
+	return found
+}
 
 // matches returns the existing paths that rule r names, as found: the
 // path itself for a plain rule (and its case variants for a folding
@@ -68,9 +74,9 @@ func (m *matcher) matches(r policy.Rule) []string {
 			found = unsearchable(r.Pattern)
 		}
 	default:
-		if _, err := os.Lstat(r.Pattern); err == nil {
+		if _, ok := m.disk.lookup(r.Pattern); ok {
 			found = []string{r.Pattern}
-		} else if m.deny[globKey(r)] && !errors.Is(err, fs.ErrNotExist) {
+		} else if _, err := m.disk.ReadDir(path.Dir(r.Pattern)); m.deny[globKey(r)] && errors.Is(err, fs.ErrPermission) {
 			found = unsearchable(r.Pattern)
 		}
 	}
@@ -188,7 +194,10 @@ func (m *matcher) walkGroup(base string, group []globRule) (stopped string) {
 				descend = true
 			}
 		}
-		if d.IsDir() && !descend {
+		if d.IsDir() && (!descend || d.Name() == "objects" && filepath.Base(filepath.Dir(p)) == ".git") {
+			// git's object store keeps content under hashes, never a
+			// name a rule could mean (and it is most of a repository's
+			// directories).
 			return filepath.SkipDir
 		}
 		return nil
@@ -239,14 +248,4 @@ func literalPrefix(p string) string {
 		return "/"
 	}
 	return dir
-}
-
-func resolveAll(paths []string) []string {
-	out := make([]string, 0, len(paths))
-	for _, p := range paths {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			out = append(out, real)
-		}
-	}
-	return out
 }

@@ -66,12 +66,13 @@ func linkTrees(p *policy.Policy) []string {
 }
 
 // GuardLinks resolves the symlinks of p's allow rules and of its working
-// directory, so that the sandbox and `fence check` judge the same paths,
+// directory, so that the sandbox and `fence check` judge the same paths
+// (disk, which may be nil, keeps the trees for the plan),
 // and drops an allow rule whose path leads out of a writable tree through
 // a link in it, returning why. A working directory reached that way is an
 // error: every rule relative to it would be.
-func GuardLinks(p *policy.Policy) (dropped []string, err error) {
-	trees := linkTrees(p)
+func GuardLinks(p *policy.Policy, disk *Disk) (dropped []string, err error) {
+	trees := disk.linkTrees(p)
 	if _, err := guardedResolve(p.Dir, trees); err != nil {
 		return nil, fmt.Errorf("the working directory: %w; cd to the directory itself if you mean to work there", err)
 	}
@@ -154,4 +155,17 @@ func containingTree(dir string, trees []string) (string, bool) {
 		}
 	}
 	return best, found
+}
+
+// linkTrees is linkTrees(p), computed once per Disk: p's writable trees
+// are resolved by GuardLinks, and the plan's glob matches are guarded
+// with the same trees.
+func (d *Disk) linkTrees(p *policy.Policy) []string {
+	if d == nil {
+		return linkTrees(p)
+	}
+	if d.trees == nil {
+		d.trees = linkTrees(p)
+	}
+	return d.trees
 }

@@ -79,7 +79,7 @@ func TestGuardLinks(t *testing.T) {
 	must(os.Symlink("../data/cache", root+"/home/.cache"))
 	pol := policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowWrite: []string{".", "cache", "~/.cache"}, AllowRead: []string{"cache/x"}, DefaultDenyRead: true}},
 		policy.Env{Dir: root + "/ws", Home: root + "/home"})
-	dropped, err := GuardLinks(pol)
+	dropped, err := GuardLinks(pol, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestGuardLinks(t *testing.T) {
 
 	must(os.Symlink("../etc", root+"/ws/proj"))
 	in := policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowWrite: []string{"."}}}, policy.Env{Dir: root + "/ws/proj", Home: root + "/home"})
-	if _, err := GuardLinks(in); err == nil {
+	if _, err := GuardLinks(in, nil); err == nil {
 		t.Errorf("a working directory through a planted link was accepted")
 	}
 }

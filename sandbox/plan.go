@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"slices"
@@ -274,7 +275,7 @@ func (b *builder) all(rules []policy.Rule) []resolved { return b.resolve(rules, 
 // symlink that leads out of the writable tree it lies in.
 func (b *builder) allowed(rules []policy.Rule) []resolved {
 	if b.trees == nil {
-		b.trees = linkTrees(b.pol)
+		b.trees = b.m.disk.linkTrees(b.pol)
 	}
 	return b.resolve(rules, b.trees)
 }
@@ -286,17 +287,17 @@ func (b *builder) resolve(rules []policy.Rule, trees []string) []resolved {
 	for _, r := range rules {
 		found := 0
 		for _, p := range b.paths(r, trees) {
-			fi, err := os.Stat(p)
-			if err != nil {
-				continue
+			e, ok := b.m.disk.lookup(p)
+			if !ok || e.Type()&fs.ModeSymlink != 0 {
+				continue // gone, or a link that leads nowhere
 			}
-			out = append(out, resolved{path: p, why: r.Origin, dir: fi.IsDir()})
+			out = append(out, resolved{path: p, why: r.Origin, dir: e.IsDir()})
 			found++
 		}
-		if found == 0 && !r.Glob && strings.HasPrefix(r.Origin, "always protected") {
+		if found == 0 && !r.Glob && strings.HasPrefix(r.Key, "mandatory.") {
 			// Canonical, so that the after-run check can walk it
 			// without following a link the command planted.
-			b.plan.Watch = append(b.plan.Watch, Watch{Path: ResolvePath(r.Pattern, "/"), Quarantine: policy.Quarantined(r.Key), Why: r.Origin})
+			b.plan.Watch = append(b.plan.Watch, Watch{Path: b.m.disk.canonical(r.Pattern), Quarantine: policy.Quarantined(r.Key), Why: r.Origin})
 		}
 	}
 	return out
@@ -433,13 +434,25 @@ func under(p, dir string) bool {
 // sortByDepth orders paths parents first, and by name among equals, so
 // that a mount never hides one made before it and plans are stable.
 func sortByDepth[T any](xs []T, pathOf func(T) string) {
-	slices.SortStableFunc(xs, func(a, b T) int {
-		pa, pb := path.Clean(pathOf(a)), path.Clean(pathOf(b))
-		if d := strings.Count(pa, "/") - strings.Count(pb, "/"); d != 0 {
+	type keyed struct {
+		depth int
+		path  string
+		x     T
+	}
+	ks := make([]keyed, len(xs))
+	for i, x := range xs {
+		p := path.Clean(pathOf(x))
+		ks[i] = keyed{strings.Count(p, "/"), p, x}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int {
+		if d := a.depth - b.depth; d != 0 {
 			return d
 		}
-		return strings.Compare(pa, pb)
+		return strings.Compare(a.path, b.path)
 	})
+	for i := range ks {
+		xs[i] = ks[i].x
+	}
 }
 
 func (b *builder) landlock(read, exec, write []resolved) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,20 @@ import (
 // reads or runs it.
 func warnCreated(watch []sandbox.Watch, stderr io.Writer) {
 	stamp := quarantineStamp()
+	absent := map[string]bool{}
 	for _, w := range watch {
+		if w.Missing != "" {
+			// The common case, one stat: nothing was made on the way.
+			gone, seen := absent[w.Missing]
+			if !seen {
+				_, err := os.Lstat(w.Missing)
+				gone = errors.Is(err, fs.ErrNotExist)
+				absent[w.Missing] = gone
+			}
+			if gone {
+				continue
+			}
+		}
 		if !w.Quarantine {
 			if _, err := os.Lstat(w.Path); err == nil {
 				fmt.Fprintf(stderr, "fence: warning: the command created %s, a path fence protects (%s) but could not cover because it did not exist: review it before trusting it\n", w.Path, w.Why)

@@ -132,3 +132,18 @@ func (d *Disk) canonical(p string) string {
 	d.real[p] = real
 	return real
 }
+
+// firstMissing is the first part of the canonical path p that does not
+// exist: p itself, or the missing directory it would be made in.
+func (d *Disk) firstMissing(p string) string {
+	for {
+		parent := filepath.Dir(p)
+		if parent == p {
+			return p
+		}
+		if _, ok := d.lookup(parent); ok || parent == "/" {
+			return p
+		}
+		p = parent
+	}
+}

@@ -82,6 +82,9 @@ type Watch struct {
 	Path       string `json:"path"`
 	Quarantine bool   `json:"quarantine,omitempty"`
 	Why        string `json:"why"` // the rule that protects it
+	// Missing is the first part of Path that did not exist at start: if
+	// it still does not, the command created nothing on the way.
+	Missing string `json:"missing"`
 }
 
 // Mounts describes the sandbox's view of the filesystem: the host, read
@@ -297,7 +300,8 @@ func (b *builder) resolve(rules []policy.Rule, trees []string) []resolved {
 		if found == 0 && !r.Glob && strings.HasPrefix(r.Key, "mandatory.") {
 			// Canonical, so that the after-run check can walk it
 			// without following a link the command planted.
-			b.plan.Watch = append(b.plan.Watch, Watch{Path: b.m.disk.canonical(r.Pattern), Quarantine: policy.Quarantined(r.Key), Why: r.Origin})
+			p := b.m.disk.canonical(r.Pattern)
+			b.plan.Watch = append(b.plan.Watch, Watch{Path: p, Quarantine: policy.Quarantined(r.Key), Why: r.Origin, Missing: b.m.disk.firstMissing(p)})
 		}
 	}
 	return out

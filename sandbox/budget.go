@@ -15,9 +15,17 @@ type BudgetError struct {
 	Rule    string        // the rule, as its origin names it
 	Stopped string        // the directory the walk was in
 	Budget  time.Duration // the budget that ran out
+	// Tree is set for the search for repositories below a writable tree,
+	// which has no pattern to narrow.
+	Tree string
 }
 
 func (e *BudgetError) Error() string {
+	if e.Tree != "" {
+		return fmt.Sprintf("the %s start-up budget ran out while fence was searching the writable tree %s for repositories (in %q), so it cannot protect the git control files of one it did not reach; "+
+			"remove what does not belong there (a tree of many directories a command left behind), make less of it writable, or raise filesystem.globBudgetMs (at most %d)",
+			e.Budget, e.Tree, e.Stopped, policy.MaxGlobBudgetMs)
+	}
 	return fmt.Sprintf("%s: the %s start-up budget ran out while fence was matching it against the disk (in %q), so it cannot cover every file the rule names; "+
 		"narrow the pattern (a literal directory before \"**\", or fewer trees below it), or raise filesystem.globBudgetMs (at most %d)",
 		e.Rule, e.Budget, e.Stopped, policy.MaxGlobBudgetMs)

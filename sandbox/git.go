@@ -153,7 +153,7 @@ func (f *repoFinder) below(root, tree string) error {
 		return nil
 	})
 	if stopped != "" {
-		return &BudgetError{Rule: "the search for repositories below the writable tree " + tree + " (their git control files are protected)", Stopped: stopped, Budget: f.budget}
+		return &BudgetError{Tree: tree, Stopped: stopped, Budget: f.budget}
 	}
 	return nil
 }

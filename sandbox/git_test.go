@@ -119,7 +119,7 @@ func TestFindReposBudget(t *testing.T) {
 	root := mktree(t, names...)
 	pol := policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowWrite: []string{"."}}}, policy.Env{Dir: root + "/ws", Home: root})
 	_, err := FindRepos(pol, time.Nanosecond, nil)
-	if be, ok := err.(*BudgetError); !ok || !strings.Contains(be.Rule, "repositories below the writable tree "+root+"/ws") {
+	if be, ok := err.(*BudgetError); !ok || be.Tree != root+"/ws" || !strings.Contains(err.Error(), "searching the writable tree "+root+"/ws for repositories") {
 		t.Errorf("err = %v, want a BudgetError for the search of the workspace", err)
 	}
 }

@@ -8,9 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"golang.org/x/sys/unix"
 
 	"github.com/fence-sandbox/fence/sandbox"
@@ -23,6 +25,7 @@ import (
 func warnCreated(watch []sandbox.Watch, stderr io.Writer) {
 	stamp := quarantineStamp()
 	absent := map[string]bool{}
+	watch = expandGlobs(watch)
 	for _, w := range watch {
 		if w.Missing != "" {
 			// The common case, one stat: nothing was made on the way.
@@ -142,4 +145,25 @@ func checkWorktrees(worktrees []sandbox.WorktreeWatch, stderr io.Writer) {
 			fmt.Fprintf(stderr, "fence: warning: the command added a worktree to %s whose %s git would follow out of the repository; fence moved it to %s\n", w.CommonDir, f, aside)
 		}
 	}
+}
+
+// expandGlobs replaces each watched glob with its matches that did not
+// exist at start, as plain watched paths. The expansion follows links, as
+// the program that reads the path would; quarantine then moves the first
+// link on the way aside, not what it leads to.
+func expandGlobs(watch []sandbox.Watch) []sandbox.Watch {
+	out := make([]sandbox.Watch, 0, len(watch))
+	for _, w := range watch {
+		if !w.Glob {
+			out = append(out, w)
+			continue
+		}
+		matches, _ := doublestar.FilepathGlob(w.Path)
+		for _, m := range matches {
+			if !slices.Contains(w.Existing, m) {
+				out = append(out, sandbox.Watch{Path: m, Quarantine: w.Quarantine, Why: w.Why})
+			}
+		}
+	}
+	return out
 }

@@ -84,7 +84,10 @@ type Watch struct {
 	Why        string `json:"why"` // the rule that protects it
 	// Missing is the first part of Path that did not exist at start: if
 	// it still does not, the command created nothing on the way.
-	Missing string `json:"missing"`
+	Missing string `json:"missing,omitempty"`
+	// Glob says Path is a pattern; Existing are its matches at start.
+	Glob     bool     `json:"glob,omitempty"`
+	Existing []string `json:"existing,omitempty"`
 }
 
 // Mounts describes the sandbox's view of the filesystem: the host, read
@@ -297,7 +300,11 @@ func (b *builder) resolve(rules []policy.Rule, trees []string) []resolved {
 			out = append(out, resolved{path: p, why: r.Origin, dir: e.IsDir()})
 			found++
 		}
-		if found == 0 && !r.Glob && strings.HasPrefix(r.Key, "mandatory.") {
+		switch {
+		case !strings.HasPrefix(r.Key, "mandatory."):
+		case r.Glob:
+			b.watchGlob(r)
+		case found == 0:
 			// Canonical, so that the after-run check can walk it
 			// without following a link the command planted.
 			p := b.m.disk.canonical(r.Pattern)
@@ -305,6 +312,19 @@ func (b *builder) resolve(rules []policy.Rule, trees []string) []resolved {
 		}
 	}
 	return out
+}
+
+// watchGlob watches a glob fence always protects (a user site-packages
+// for any Python version): a match the command creates is moved aside
+// after the run, as a missing plain path is.
+func (b *builder) watchGlob(r policy.Rule) {
+	base := literalPrefix(r.Pattern)
+	real := b.m.disk.canonical(base)
+	w := Watch{Path: real + strings.TrimPrefix(r.Pattern, base), Glob: true, Quarantine: policy.Quarantined(r.Key), Why: r.Origin}
+	for _, m := range b.m.matches(r) {
+		w.Existing = append(w.Existing, real+strings.TrimPrefix(m, base))
+	}
+	b.plan.Watch = append(b.plan.Watch, w)
 }
 
 func (b *builder) build() {

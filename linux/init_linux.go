@@ -151,6 +151,8 @@ func restrict(w *wire) (execNotify *os.File, err error) {
 	if err := installSeccomp(seccompOptions{
 		denySockets: w.Plan.Network == "none" && !w.Namespaces && w.Plan.Landlock.TCP == nil,
 		denyMPTCP:   w.Plan.Landlock.TCP != nil,
+		guardModes:  !w.Namespaces,
+		root:        unix.Geteuid() == 0,
 	}); err != nil {
 		return nil, err
 	}

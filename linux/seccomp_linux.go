@@ -71,6 +71,11 @@ type seccompOptions struct {
 	// denyMPTCP refuses MPTCP sockets, which Landlock's TCP rules do not
 	// cover, so that programs fall back to plain TCP.
 	denyMPTCP bool
+	// guardModes, in the Landlock-only engine, keeps the command from
+	// changing modes, owners and extended attributes where no mount makes
+	// the host read-only (see modeRules); root, when the command runs as
+	// uid 0, refuses chmod and chown entirely.
+	guardModes, root bool
 }
 
 // seccompProgram assembles the filter. It kills a process that calls in
@@ -103,6 +108,9 @@ func seccompProgram(o seccompOptions) ([]bpf.RawInstruction, error) {
 			bpf.RetConstant{Val: retEPERM},
 			bpf.RetConstant{Val: retAllow},
 		)
+	}
+	if o.guardModes {
+		prog = append(prog, modeRules(o.root)...)
 	}
 	switch {
 	case o.denySockets:

@@ -15,3 +15,15 @@ var archPrologue = []bpf.Instruction{
 }
 
 var archDenied = map[string]uintptr{"iopl": unix.SYS_IOPL, "ioperm": unix.SYS_IOPERM, "uselib": unix.SYS_USELIB}
+
+// The calls the x86-64 table has and arm64's lacks, for the Landlock-only
+// mode rules (see seccomp_modes_linux.go).
+var (
+	archChmodCalls  = []modeCall{{nr: unix.SYS_CHMOD, mode: offArg1}}
+	archCreateCalls = []modeCall{
+		{nr: unix.SYS_OPEN, mode: offArg2, flags: offArg1},
+		{nr: unix.SYS_CREAT, mode: offArg1},
+		{nr: unix.SYS_MKNOD, mode: offArg1},
+	}
+	archChownCalls = []uint32{unix.SYS_CHOWN, unix.SYS_LCHOWN}
+)

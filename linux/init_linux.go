@@ -182,6 +182,14 @@ func runCommand(w *wire) (int, error) {
 	if err := setInheritedLimits(plan.Limits); err != nil {
 		return 0, err
 	}
+	if !w.Namespaces {
+		// No pid namespace ends the command's daemons with it: orphans
+		// come to the init, which reaps them while the command runs, and
+		// after it to the supervisor, which kills what is left.
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			return 0, fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
+		}
+	}
 	if err := startCommand(cmd, plan.ExecArgv); err != nil {
 		return startError(plan.Argv[0], err), nil
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -42,7 +43,10 @@ func Run(plan *sandbox.Plan, pre *Prestarted, stderr io.Writer) (int, error) {
 }
 
 // runLandlockOnly runs the plan without namespaces, when the system does
-// not let this user create them, and says what is weaker.
+// not let this user create them, and says what is weaker. No pid
+// namespace ends what the command leaves running, so fence kills every
+// process of the sandbox before it returns (and so before it moves
+// aside what the command planted).
 func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, stderr io.Writer) (int, error) {
 	tmp, err := os.MkdirTemp("", "fence-tmp-")
 	if err != nil {
@@ -54,10 +58,23 @@ func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, stderr io.W
 		return 0, fmt.Errorf("%v, and %w", why, err)
 	}
 	fmt.Fprintf(stderr, "fence: warning: %v: enforcing the policy with Landlock alone, which is weaker:\n", why)
-	for _, w := range sandbox.Weaker {
+	weaker := sandbox.Weaker
+	if os.Geteuid() == 0 {
+		weaker = append(slices.Clip(weaker), sandbox.WeakerRoot)
+	}
+	for _, w := range weaker {
 		fmt.Fprintf(stderr, "fence: warning:   %s\n", w)
 	}
-	return supervise(&wire{Plan: ll, Env: ll.Env, Namespaces: false, Foreground: foreground}, nil, stderr)
+	keep, undo, err := becomeSubreaper()
+	if err != nil {
+		return 0, err
+	}
+	defer undo()
+	code, err := supervise(&wire{Plan: ll, Env: ll.Env, Namespaces: false, Foreground: foreground}, nil, stderr)
+	if left := killDescendants(keep); len(left) > 0 {
+		fmt.Fprintf(stderr, "fence: warning: %d processes the command started were still running after fence spent %s killing them (pids %v): kill them before trusting what the run left\n", len(left), killBudget, left)
+	}
+	return code, err
 }
 
 var errNoUserNS = errors.New("user namespaces are not available to this user")

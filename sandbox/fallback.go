@@ -11,10 +11,15 @@ import (
 var Weaker = []string{
 	"no mount namespace: directories on the way to a denied path cannot be listed, and new files cannot be created directly in them",
 	"no private /tmp: TMPDIR points to a private directory instead",
-	"no pid namespace: host processes are visible, and daemons the command starts can outlive it (and the timeout)",
+	"no pid namespace: host processes are visible; daemons the command starts are killed when it ends (or times out), fence being their subreaper, but not when fence itself is killed with SIGKILL, and not processes a host service starts on the command's request (systemd --user over D-Bus, a tmux server already running) unless Landlock (ABI 9) keeps the service's socket out of reach",
+	"no read-only host: Landlock does not cover file modes, owners or extended attributes, so the seccomp filter refuses setuid and setgid bits (by chmod and when creating a file; openat2 fails with ENOSYS), a world-writable chmod, and every change to extended attributes and ACLs (EOPNOTSUPP); other mode changes to the user's own files outside the policy (chmod 644 ~/.ssh/id_rsa, chmod +x on a hook git ignores for lack of it) and their timestamps are not refused",
 	"no network namespace: Landlock limits TCP to fence's proxies on the host's loopback (and allowLocalOutboundPorts, by port alone, on any address); UDP is not restricted",
 	"no mount masks: the host's unix sockets stay reachable unless Landlock (ABI 9) can refuse them",
 }
+
+// WeakerRoot is what the Landlock-only sandbox refuses a command that
+// runs as root, who owns every system file: the warning adds it to Weaker.
+const WeakerRoot = "as root: chmod and chown fail with \"Operation not permitted\" everywhere, the workspace included (chmod +x, tar x, cp -p, install, npm or pip installing scripts), since nothing else would keep root from changing the modes and owners of system files; run as a normal user, or where user namespaces are available, to have them"
 
 // LandlockOnly rewrites plan for a system where fence cannot create user
 // namespaces, so that Landlock alone enforces the filesystem policy. A

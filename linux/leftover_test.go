@@ -414,3 +414,39 @@ printf '[include]\n\tpath = %s\n' "$PWD/dotfiles/gitconfig" > "$HOME/.gitconfig"
 		}
 	}
 }
+
+// TestLeftBehindNewWorktree: a worktree the command adds gets its git
+// directory where no mount could cover it; its commondir, pointed at a
+// repository of the command's, is moved aside after the run, and the
+// worktree itself keeps working.
+func TestLeftBehindNewWorktree(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := gitWorld(t, u, `{"filesystem": {"allowWrite": ["."]}}`)
+			marker := w.outside + "/MARK"
+			must(t, os.Chmod(w.outside, 0o777))
+			r := w.fence(t, "", append([]string{"MARK=" + marker}, gitEnv...), "-c",
+				`git worktree add -q -b w2 wt && git init -q --bare evil && git config --file evil/config core.fsmonitor "touch $MARK" && cp -r .git/objects .git/refs .git/HEAD evil/ 2>/dev/null; echo "$PWD/evil" > .git/worktrees/wt/commondir && echo planted`)
+			check(t, r, 0, "planted", `added a worktree to .*/ws/\.git whose .*/worktrees/wt/commondir git would follow out of the repository; fence moved it`)
+			if hostGit(t, w, w.ws+"/wt", marker, "status") {
+				t.Errorf("the host's git in the new worktree ran what the command planted")
+			}
+		})
+	}
+}
+
+// TestLeftBehindGlobProtection: a protected glob (the user site-packages
+// of any Python, whose .pth files run at every start) that matched
+// nothing at start: what the command creates there is moved aside.
+func TestLeftBehindGlobProtection(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": [".", "~"]}}`)
+			r := w.fence(t, "", nil, "-c", `mkdir -p ~/.local/lib/python3.99/site-packages && echo 'import os' > ~/.local/lib/python3.99/site-packages/evil.pth`)
+			check(t, r, 0, "", `the command created .*/home/\.local/lib/python3\.99/site-packages .*fence moved it to`)
+			if _, err := os.Lstat(w.home + "/.local/lib/python3.99/site-packages/evil.pth"); err == nil {
+				t.Errorf("the planted .pth is still where Python reads it")
+			}
+		})
+	}
+}

@@ -39,6 +39,7 @@ func Run(plan *sandbox.Plan, pre *Prestarted, stderr io.Writer) (int, error) {
 		return sandbox.ExitFenceError, err
 	}
 	warnCreated(plan.Watch, stderr)
+	checkWorktrees(plan.Worktrees, stderr)
 	return code, nil
 }
 

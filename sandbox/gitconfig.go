@@ -170,7 +170,13 @@ func gitNamed(entries []gitEntry, base, home string) []policyNamed {
 		by := e.key + " in " + e.file
 		switch {
 		case gitPathVars[e.key]:
-			out = append(out, policyNamed{gitPath(e.value, base, home), by})
+			p := gitPath(e.value, base, home)
+			out = append(out, policyNamed{p, by})
+			if e.key == "core.hookspath" && filepath.Base(p) == "_" {
+				// husky keeps its dispatcher in .husky/_, which runs
+				// the hooks people write, one level up.
+				out = append(out, policyNamed{filepath.Dir(p), by + " (husky runs the hooks above it)"})
+			}
 		case e.key == "core.fsmonitor" && (e.value == "true" || e.value == "false"):
 		case gitCommandVar(e.key):
 			for _, w := range strings.Fields(strings.TrimPrefix(e.value, "!")) {

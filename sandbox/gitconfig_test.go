@@ -41,7 +41,7 @@ func TestParseGitConfig(t *testing.T) {
 // what it includes, is found, relative paths from the work tree.
 func TestGitNamed(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "config"), []byte("[include]\n\tpath = ../shared.gitconfig\n[core]\n\thooksPath = .husky\n\tfsmonitor = true\n[alias]\n\tx = !./scripts/x.sh --y=/abs/tool\n[credential]\n\thelper = store\n[diff \"pdf\"]\n\ttextconv = tools/pdf2txt\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "config"), []byte("[include]\n\tpath = ../shared.gitconfig\n[core]\n\thooksPath = .husky/_\n\tfsmonitor = true\n[alias]\n\tx = !./scripts/x.sh --y=/abs/tool\n[credential]\n\thelper = store\n[diff \"pdf\"]\n\ttextconv = tools/pdf2txt\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "../shared.gitconfig"), []byte("[core]\n\tpager = /opt/pager/run\n"), 0o644)
 	var includes []string
 	entries := readGitConfig(filepath.Join(dir, "config"), "/home/u", 0, &includes)
@@ -49,7 +49,7 @@ func TestGitNamed(t *testing.T) {
 	for _, n := range gitNamed(entries, "/w", "/home/u") {
 		got = append(got, n.path)
 	}
-	want := []string{"/opt/pager/run", "/w/.husky", "/w/scripts/x.sh", "/abs/tool", "/w/tools/pdf2txt"}
+	want := []string{"/opt/pager/run", "/w/.husky/_", "/w/.husky", "/w/scripts/x.sh", "/abs/tool", "/w/tools/pdf2txt"}
 	if !slices.Equal(got, want) {
 		t.Errorf("named = %q, want %q", got, want)
 	}

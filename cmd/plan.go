@@ -91,7 +91,7 @@ func compileResolved(res *policy.Resolved, opts policy.Options) *policy.Policy {
 		Dir: opts.Dir, Root: policy.WorkspaceRoot(opts.Dir), Home: opts.Home, UserConfigDir: opts.UserConfigDir, ConfigFiles: res.Files,
 		Origin: originOf(res), Firm: res.FromCommandLine,
 		DataHome: os.Getenv("XDG_DATA_HOME"), StateHome: os.Getenv("XDG_STATE_HOME"),
-		PathDirs: policy.PathDirs(os.Getenv("PATH")), FenceBinary: fenceBinary(), FenceInvoked: fenceInvoked(os.Args[0]),
+		PathDirs: policy.PathDirs(os.Getenv("PATH")), FenceBinary: fenceBinary(), FenceInvoked: invokedAs,
 	})
 }
 
@@ -106,6 +106,10 @@ func fenceBinary() string {
 	}
 	return exe
 }
+
+// invokedAs is the path this fence was run by, taken when the process
+// starts: a relative one means the working directory of that moment.
+var invokedAs = fenceInvoked(os.Args[0])
 
 // fenceInvoked is the absolute path fence was run by, its symlinks not
 // resolved: arg0 made absolute against the working directory when it

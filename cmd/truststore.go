@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/sandbox"
 )
 
 // trustName is the trust record's name in the user config dir, which the
@@ -48,7 +47,7 @@ func (s trustStore) update(change func(*policy.Trust)) error {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return fmt.Errorf("create directory %q: %w", s.dir, err)
 	}
-	unlock, err := lockDir(s.dir)
+	unlock, err := sandbox.LockDir(s.dir)
 	if err != nil {
 		return fmt.Errorf("lock %q: %w", s.dir, err)
 	}
@@ -67,25 +66,6 @@ func (s trustStore) update(change func(*policy.Trust)) error {
 		return fmt.Errorf("replace %q: %w", s.path(), err)
 	}
 	return syncDir(s.path())
-}
-
-// lockDir holds an exclusive lock on dir until unlock is called.
-func lockDir(dir string) (unlock func(), err error) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err = unix.Flock(int(d.Fd()), unix.LOCK_EX)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		d.Close()
-		return nil, err
-	}
-	return func() { d.Close() }, nil
 }
 
 // now is when a file is trusted, as the record writes it.

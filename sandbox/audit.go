@@ -68,7 +68,7 @@ func (a *AuditLog) now() time.Time {
 }
 
 func (a *AuditLog) locked(f func() error) error {
-	unlock, err := lockDir(filepath.Dir(a.Path))
+	unlock, err := LockDir(filepath.Dir(a.Path))
 	if err != nil {
 		return fmt.Errorf("audit log: lock %s: %w", filepath.Dir(a.Path), err)
 	}

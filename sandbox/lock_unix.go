@@ -10,8 +10,10 @@ import (
 
 const noFollow = unix.O_NOFOLLOW
 
-// lockDir holds an exclusive lock on dir until unlock is called.
-func lockDir(dir string) (unlock func(), err error) {
+// LockDir holds an exclusive lock on dir until unlock is called: one
+// writer at a time for the files fence keeps there (the audit log, the
+// trust record).
+func LockDir(dir string) (unlock func(), err error) {
 	d, err := os.Open(dir)
 	if err != nil {
 		return nil, err

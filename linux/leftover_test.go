@@ -4,7 +4,6 @@ package linux_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,27 +101,23 @@ git init -q -b main vendor/nested
 git init -q --bare ../remote.git && git push -q ../remote.git main
 git worktree add -q ../feature -b feature
 `
-	if out, err := w.asUser(w.ws, "sh", "-c", script).CombinedOutput(); err != nil {
+	if out, err := w.userCmd(w.ws, "sh", "-c", script).CombinedOutput(); err != nil {
 		t.Fatalf("make the repository: %v\n%s", err, out)
 	}
 	return w
 }
 
-// asUser is argv run as the world's user in dir, outside any sandbox.
-func (w *world) asUser(dir string, argv ...string) *exec.Cmd {
-	if w.uid != os.Getuid() {
-		argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", w.uid), fmt.Sprintf("--regid=%d", w.uid), "--clear-groups"}, argv...)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = dir, append([]string{"HOME=" + w.home, "PATH=/usr/bin:/bin"}, gitEnv...)
-	return cmd
+// userCmd is argv run as the world's user in dir, outside any sandbox,
+// git given an identity.
+func (w *world) userCmd(dir string, argv ...string) *exec.Cmd {
+	return w.commandIn(context.Background(), dir, gitEnv, argv...)
 }
 
 // hostGit runs git on the host in dir, as the world's user would after
 // the sandbox, and reports whether a planted command left its marker.
 func hostGit(t *testing.T, w *world, dir, marker string, args ...string) bool {
 	t.Helper()
-	if out, err := w.asUser(dir, append([]string{"git"}, args...)...).CombinedOutput(); err != nil && strings.Contains(string(out), "dubious ownership") {
+	if out, err := w.userCmd(dir, append([]string{"git"}, args...)...).CombinedOutput(); err != nil && strings.Contains(string(out), "dubious ownership") {
 		t.Fatalf("git on the host refused the repository: %s", out)
 	}
 	_, err := os.Stat(marker)
@@ -243,14 +238,8 @@ func TestLeftBehindPlantedSymlink(t *testing.T) {
 			c := w.fence(t, "", nil, "check", "write", "cache/x")
 			check(t, c, 1, `denied write`, `grants nothing`)
 
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cmd := w.command(ctx, []string{"PWD=" + w.ws + "/proj"}, "-c", `echo x > pwned`)
-			cmd.Dir = w.ws + "/proj"
-			out, err := cmd.CombinedOutput()
-			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 125 || !strings.Contains(string(out), "the working directory") {
-				t.Errorf("a run in a working directory reached through a planted link: %v\n%s", err, out)
-			}
+			r = w.inPlantedDir(t)
+			check(t, r, 125, "", `the working directory: .*/ws/proj leads through .*/ws/proj, a symlink`)
 			if _, err := os.Stat(w.outside + "/pwned"); err == nil {
 				t.Errorf("the run in the planted working directory wrote outside")
 			}
@@ -291,7 +280,7 @@ func TestLeftBehindUnreadableDirectory(t *testing.T) {
 			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": ["."], "denyRead": ["**/.env", "secrets/inner.txt"]}}`)
 			must(t, os.WriteFile(w.ws+"/sub/.env", []byte("ENV-SECRET\n"), 0o644))
 			must(t, os.Lchown(w.ws+"/sub/.env", u.uid, u.uid))
-			if out, err := w.asUser(w.ws, "git", "init", "-q", "a/nested").CombinedOutput(); err != nil {
+			if out, err := w.userCmd(w.ws, "git", "init", "-q", "a/nested").CombinedOutput(); err != nil {
 				t.Fatalf("git init: %v\n%s", err, out)
 			}
 			r := w.fence(t, "", nil, "-c", `chmod 000 sub secrets a`)
@@ -347,14 +336,8 @@ func TestLeftBehindLinkFromEarlierRun(t *testing.T) {
 			must(t, os.RemoveAll(w.ws+"/.git")) // not a repository: only "." was writable
 			r := w.fence(t, "", nil, "-c", `ln -s ../outside proj`)
 			check(t, r, 0, "", "")
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cmd := w.command(ctx, []string{"PWD=" + w.ws + "/proj"}, "-c", `echo x > pwned`)
-			cmd.Dir = w.ws + "/proj"
-			out, err := cmd.CombinedOutput()
-			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 125 || !strings.Contains(string(out), "the working directory") {
-				t.Errorf("a run in a working directory reached through a link planted above it: %v\n%s", err, out)
-			}
+			r = w.inPlantedDir(t)
+			check(t, r, 125, "", `the working directory: .*/ws/proj leads through .*/ws/proj, a symlink`)
 
 			must(t, os.MkdirAll(w.home+"/.cache", 0o755))
 			must(t, os.Lchown(w.home+"/.cache", u.uid, u.uid))
@@ -400,7 +383,7 @@ printf '[include]\n\tpath = %s\n' "$PWD/dotfiles/gitconfig" > "$HOME/.gitconfig"
 				if a.name == "a hooks path that does not exist yet" {
 					setup += "git config core.hooksPath .githooks\n"
 				}
-				if out, err := w.asUser(w.ws, "sh", "-c", setup).CombinedOutput(); err != nil {
+				if out, err := w.userCmd(w.ws, "sh", "-c", setup).CombinedOutput(); err != nil {
 					t.Fatalf("setup: %v\n%s", err, out)
 				}
 				marker := w.outside + "/MARK"
@@ -449,4 +432,11 @@ func TestLeftBehindGlobProtection(t *testing.T) {
 			}
 		})
 	}
+}
+
+// inPlantedDir runs fence in ws/proj, a link the command planted, with
+// $PWD saying so, as a shell that changed into it would.
+func (w *world) inPlantedDir(t *testing.T) result {
+	t.Helper()
+	return w.runIn(t, w.ws+"/proj", []string{"PWD=" + w.ws + "/proj"}, filepath.Join(bin, "fence"), "-s", w.settings, "-c", `echo x > pwned`)
 }

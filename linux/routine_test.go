@@ -149,10 +149,7 @@ func (w *world) gitRepo(t *testing.T) {
 // w's user with w's home: what the user does after a run.
 func (w *world) hostGit(t *testing.T, args ...string) {
 	t.Helper()
-	argv := append([]string{"git"}, args...)
-	if w.uid != os.Getuid() {
-		argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", w.uid), fmt.Sprintf("--regid=%d", w.uid), "--clear-groups"}, argv...)
-	}
+	argv := w.asUser(append([]string{"git"}, args...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -347,25 +344,7 @@ func (w *world) runFence(t *testing.T, path string, args ...string) result {
 // argv[0] as given, so a relative one is found from w.ws.
 func (w *world) run(t *testing.T, env []string, argv0 string, args ...string) result {
 	t.Helper()
-	argv := append([]string{argv0}, args...)
-	if w.uid != os.Getuid() {
-		argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", w.uid), fmt.Sprintf("--regid=%d", w.uid), "--clear-groups"}, argv...)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = w.ws
-	cmd.Env = append([]string{"HOME=" + w.home, "PATH=/usr/local/bin:/usr/bin:/bin"}, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run %s: %v", argv0, err)
-	}
-	return result{out.String(), errb.String(), code}
+	return w.runIn(t, w.ws, env, append([]string{argv0}, args...)...)
 }
 
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }

@@ -161,17 +161,29 @@ type result struct {
 	code           int
 }
 
-// command is fence with args, in w.ws, as w's user, with the world's
-// policy and a small environment plus env.
-func (w *world) command(ctx context.Context, env []string, args ...string) *exec.Cmd {
-	argv := append([]string{filepath.Join(bin, "fence"), "-s", w.settings}, args...)
+// asUser is argv to run as w's user: through setpriv when that is not
+// this process's.
+func (w *world) asUser(argv ...string) []string {
 	if w.uid != os.Getuid() {
 		argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", w.uid), fmt.Sprintf("--regid=%d", w.uid), "--clear-groups"}, argv...)
 	}
+	return argv
+}
+
+// commandIn is argv as w's user in dir, with w's home, a plain PATH and
+// env.
+func (w *world) commandIn(ctx context.Context, dir string, env []string, argv ...string) *exec.Cmd {
+	argv = w.asUser(argv...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = w.ws
+	cmd.Dir = dir
 	cmd.Env = append([]string{"HOME=" + w.home, "PATH=/usr/local/bin:/usr/bin:/bin"}, env...)
 	return cmd
+}
+
+// command is fence with args, in w.ws, as w's user, with the world's
+// policy and a small environment plus env.
+func (w *world) command(ctx context.Context, env []string, args ...string) *exec.Cmd {
+	return w.commandIn(ctx, w.ws, env, append([]string{filepath.Join(bin, "fence"), "-s", w.settings}, args...)...)
 }
 
 // fence runs fence with args and stdin, and returns what it did.
@@ -182,6 +194,20 @@ func (w *world) fence(t *testing.T, stdin string, env []string, args ...string) 
 	defer cancel()
 	cmd := w.command(ctx, env, args...)
 	cmd.Stdin = strings.NewReader(stdin)
+	return runResult(t, cmd)
+}
+
+// runIn runs argv as w's user in dir (see commandIn) and returns what it
+// did.
+func (w *world) runIn(t *testing.T, dir string, env []string, argv ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return runResult(t, w.commandIn(ctx, dir, env, argv...))
+}
+
+func runResult(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -189,7 +215,7 @@ func (w *world) fence(t *testing.T, stdin string, env []string, args ...string) 
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("run fence: %v", err)
+		t.Fatalf("run %s: %v", cmd.Args[0], err)
 	}
 	return result{out.String(), errb.String(), code}
 }

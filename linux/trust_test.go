@@ -3,17 +3,13 @@
 package linux_test
 
 import (
-	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"testing"
-	"time"
 )
 
 // TestClass4PlantedConfigNeedsTrust: a command writes sub/fence.jsonc,
@@ -59,23 +55,5 @@ func TestClass4PlantedConfigNeedsTrust(t *testing.T) {
 // policy is whatever discovery finds from dir.
 func (w *world) discover(t *testing.T, dir string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	argv := append([]string{filepath.Join(bin, "fence")}, args...)
-	if w.uid != os.Getuid() {
-		argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", w.uid), fmt.Sprintf("--regid=%d", w.uid), "--clear-groups"}, argv...)
-	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = []string{"HOME=" + w.home, "PATH=/usr/local/bin:/usr/bin:/bin"}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run fence: %v", err)
-	}
-	return result{out.String(), errb.String(), code}
+	return w.runIn(t, dir, nil, append([]string{filepath.Join(bin, "fence")}, args...)...)
 }

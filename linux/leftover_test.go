@@ -425,7 +425,7 @@ func TestLeftBehindGlobProtection(t *testing.T) {
 	for _, u := range users(t) {
 		t.Run(u.name, func(t *testing.T) {
 			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": [".", "~"]}}`)
-			r := w.fence(t, "", nil, "-c", `mkdir -p ~/.local/lib/python3.99/site-packages && echo 'import os' > ~/.local/lib/python3.99/site-packages/evil.pth`)
+			r := w.fence(t, "", nil, "-c", `mkdir -p ~/.local/lib/python3.99/site-packages && echo 'import os' > ~/.local/lib/python3.99/site-packages/evil.pth && chmod 311 ~/.local/lib`)
 			check(t, r, 0, "", `the command created .*/home/\.local/lib/python3\.99/site-packages .*fence moved it to`)
 			if _, err := os.Lstat(w.home + "/.local/lib/python3.99/site-packages/evil.pth"); err == nil {
 				t.Errorf("the planted .pth is still where Python reads it")
@@ -439,4 +439,28 @@ func TestLeftBehindGlobProtection(t *testing.T) {
 func (w *world) inPlantedDir(t *testing.T) result {
 	t.Helper()
 	return w.runIn(t, w.ws+"/proj", []string{"PWD=" + w.ws + "/proj"}, filepath.Join(bin, "fence"), "-s", w.settings, "-c", `echo x > pwned`)
+}
+
+// TestLeftBehindQuarantineUnsearchable: the command plants files, then
+// takes its own workspace's permissions away so that fence could not
+// move them aside; fence gives the owner's bits back and moves them, and
+// says nothing of the paths the command did not create.
+func TestLeftBehindQuarantineUnsearchable(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": ["."]}}`)
+			t.Cleanup(func() { os.Chmod(w.ws, 0o755) })
+			r := w.fence(t, "", nil, "-c", `echo 'touch x' > .envrc && mkdir .claude && chmod 0 .`)
+			check(t, r, 0, "", `(?s)created .*/ws/\.claude .*fence moved it to.*created .*/ws/\.envrc .*fence moved it to`)
+			if n := strings.Count(r.stderr, "fence: warning:"); n != 2 {
+				t.Errorf("%d warnings, want the 2 for what the command made:\n%s", n, r.stderr)
+			}
+			os.Chmod(w.ws, 0o755)
+			for _, p := range []string{".envrc", ".claude"} {
+				if _, err := os.Lstat(filepath.Join(w.ws, p)); err == nil {
+					t.Errorf("%s is still where it would be read", p)
+				}
+			}
+		})
+	}
 }

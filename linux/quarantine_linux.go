@@ -84,7 +84,7 @@ func quarantine(p string, stamp string) (string, error) {
 	parts := strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
 	for i, name := range parts {
 		var st unix.Stat_t
-		if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err := withWritable(dir, func() error { return unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
 			return "", err
 		}
 		kind := st.Mode & unix.S_IFMT
@@ -158,7 +158,7 @@ func expandGlobs(watch []sandbox.Watch) []sandbox.Watch {
 			out = append(out, w)
 			continue
 		}
-		matches, _ := doublestar.FilepathGlob(w.Path)
+		matches := globListable(w.Path)
 		for _, m := range matches {
 			if !slices.Contains(w.Existing, m) {
 				out = append(out, sandbox.Watch{Path: m, Quarantine: w.Quarantine, Why: w.Why})
@@ -166,4 +166,36 @@ func expandGlobs(watch []sandbox.Watch) []sandbox.Watch {
 		}
 	}
 	return out
+}
+
+// globListable expands pattern, giving a directory on the way its owner's
+// read and search bits back when fence may not list it: the command could
+// have taken them away to hide a match from this check, and the program
+// that reads the match (Python, for a .pth) needs only to search it.
+func globListable(pattern string) []string {
+	base, _ := doublestar.SplitPattern(pattern)
+	for range 16 {
+		matches, err := doublestar.FilepathGlob(pattern, doublestar.WithFailOnIOErrors())
+		var pe *fs.PathError
+		if err == nil || !errors.As(err, &pe) || !errors.Is(err, fs.ErrPermission) {
+			return matches
+		}
+		p := filepath.Join(base, pe.Path) // the error names it from the base
+		if !giveBack(p) && !giveBack(filepath.Dir(p)) {
+			return matches
+		}
+	}
+	return nil
+}
+
+// giveBack adds the owner's read and search bits to dir, never through a
+// link; it reports whether it could.
+func giveBack(dir string) bool {
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Mode&0o500 != 0o500 && unix.Chmod(fmt.Sprintf("/proc/self/fd/%d", fd), st.Mode&0o7777|0o500) == nil
 }

@@ -464,3 +464,37 @@ func TestLeftBehindQuarantineUnsearchable(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftBehindProtectedLink: a protected file that is a symlink at
+// start (~/.bashrc kept in a dotfiles repository) has its target covered
+// by a mount, but the link is an entry of a writable directory; one the
+// command replaces or removes is put back after the run.
+func TestLeftBehindProtectedLink(t *testing.T) {
+	attacks := []struct{ name, script, stderr string }{
+		{"replaced by a file", `rm ~/.bashrc && echo 'touch x' > ~/.bashrc`, `replaced .*/home/\.bashrc, a symlink to dotfiles/bashrc .*moved what it left to .*restored the link`},
+		{"pointed elsewhere", `ln -sfn evil ~/.bashrc`, `replaced .*/home/\.bashrc, a symlink to dotfiles/bashrc .*restored the link`},
+		{"removed", `rm ~/.bashrc`, `removed .*/home/\.bashrc, a symlink to dotfiles/bashrc .*restored it`},
+	}
+	for _, u := range users(t) {
+		for _, a := range attacks {
+			t.Run(u.name+"/"+a.name, func(t *testing.T) {
+				w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": [".", "~"]}}`)
+				must(t, os.MkdirAll(w.home+"/dotfiles", 0o755))
+				must(t, os.WriteFile(w.home+"/dotfiles/bashrc", []byte("# mine\n"), 0o644))
+				must(t, os.Remove(w.home+"/.bashrc"))
+				must(t, os.Symlink("dotfiles/bashrc", w.home+"/.bashrc"))
+				for _, p := range []string{"/dotfiles", "/dotfiles/bashrc", "/.bashrc"} {
+					must(t, os.Lchown(w.home+p, u.uid, u.uid))
+				}
+				r := w.fence(t, "", nil, "-c", a.script)
+				check(t, r, 0, "", a.stderr)
+				if target, err := os.Readlink(w.home + "/.bashrc"); err != nil || target != "dotfiles/bashrc" {
+					t.Errorf("~/.bashrc -> %q, %v; want the link back", target, err)
+				}
+				if b, _ := os.ReadFile(w.home + "/dotfiles/bashrc"); string(b) != "# mine\n" {
+					t.Errorf("the link's target changed: %q", b)
+				}
+			})
+		}
+	}
+}

@@ -27,6 +27,10 @@ func warnCreated(watch []sandbox.Watch, stderr io.Writer) {
 	absent := map[string]bool{}
 	watch = expandGlobs(watch)
 	for _, w := range watch {
+		if w.Link != "" {
+			restoreLink(w, stamp, stderr)
+			continue
+		}
 		if w.Missing != "" {
 			// The common case, one stat: nothing was made on the way.
 			gone, seen := absent[w.Missing]
@@ -198,4 +202,26 @@ func giveBack(dir string) bool {
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	return unix.Fstat(fd, &st) == nil && st.Mode&0o500 != 0o500 && unix.Chmod(fmt.Sprintf("/proc/self/fd/%d", fd), st.Mode&0o7777|0o500) == nil
+}
+
+// restoreLink puts back a protected symlink the command replaced or
+// removed, moving aside what it left in its place.
+func restoreLink(w sandbox.Watch, stamp string, stderr io.Writer) {
+	if target, err := os.Readlink(w.Path); err == nil && target == w.Link {
+		return
+	}
+	aside, err := quarantine(w.Path, stamp)
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		fmt.Fprintf(stderr, "fence: warning: the command replaced %s, a symlink to %s (%s), and fence could not move it aside (%v): delete it and restore the link\n", w.Path, w.Link, w.Why, err)
+		return
+	}
+	if err := os.Symlink(w.Link, w.Path); err != nil {
+		fmt.Fprintf(stderr, "fence: warning: the command replaced %s, a symlink to %s (%s); fence moved what it left to %s but could not restore the link: %v\n", w.Path, w.Link, w.Why, aside, err)
+		return
+	}
+	if aside == "" {
+		fmt.Fprintf(stderr, "fence: warning: the command removed %s, a symlink to %s (%s); fence restored it\n", w.Path, w.Link, w.Why)
+		return
+	}
+	fmt.Fprintf(stderr, "fence: warning: the command replaced %s, a symlink to %s (%s); fence moved what it left to %s and restored the link\n", w.Path, w.Link, w.Why, aside)
 }

@@ -88,6 +88,11 @@ type Watch struct {
 	// Glob says Path is a pattern; Existing are its matches at start.
 	Glob     bool     `json:"glob,omitempty"`
 	Existing []string `json:"existing,omitempty"`
+	// Link is what Path, a symlink at start, led to: the mount covers
+	// the target, not the link, so fence puts the link back after the
+	// run if the command replaced it (~/.bashrc linked into a dotfiles
+	// repository).
+	Link string `json:"link,omitempty"`
 }
 
 // Mounts describes the sandbox's view of the filesystem: the host, read
@@ -304,7 +309,9 @@ func (b *builder) resolve(rules []policy.Rule, trees []string) []resolved {
 		case !strings.HasPrefix(r.Key, "mandatory."):
 		case r.Glob:
 			b.watchGlob(r)
-		case found == 0:
+		case found > 0:
+			b.watchLink(r)
+		default:
 			// Canonical, so that the after-run check can walk it
 			// without following a link the command planted.
 			p := b.m.disk.canonical(r.Pattern)
@@ -312,6 +319,19 @@ func (b *builder) resolve(rules []policy.Rule, trees []string) []resolved {
 		}
 	}
 	return out
+}
+
+// watchLink watches the protected path of r when it is itself a symlink:
+// the mounts cover what it leads to, and the link, an entry of a
+// directory the command may write, is checked after the run.
+func (b *builder) watchLink(r policy.Rule) {
+	p := path.Join(b.m.disk.canonical(path.Dir(r.Pattern)), path.Base(r.Pattern))
+	if e, ok := b.m.disk.lookup(p); !ok || e.Type()&fs.ModeSymlink == 0 {
+		return
+	}
+	if target, err := os.Readlink(p); err == nil {
+		b.plan.Watch = append(b.plan.Watch, Watch{Path: p, Quarantine: policy.Quarantined(r.Key), Why: r.Origin, Link: target})
+	}
 }
 
 // watchGlob watches a glob fence always protects (a user site-packages

@@ -50,7 +50,7 @@ func (o *showOptions) run(stdout, stderr io.Writer) error {
 		// As a run would enforce it: links resolved, and the control
 		// files of the repositories on disk protected.
 		pol := compileResolved(res, opts)
-		if _, err := prepareOnDisk(pol, res, stderr); err != nil {
+		if _, err := prepareOnDisk(pol, res, opts, stderr); err != nil {
 			return err
 		}
 		out = pol.Effective().JSON(o.json)

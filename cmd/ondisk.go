@@ -15,8 +15,11 @@ import (
 // tree is dropped with a warning; the control files of every repository
 // a run could write into are protected.
 // The listings read on the way are returned for the plan's own walks.
-func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, stderr io.Writer) (*sandbox.Disk, error) {
+// Links in the trees earlier runs could write are judged as links in this
+// run's own (see writableHistory).
+func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, opts policy.Options, stderr io.Writer) (*sandbox.Disk, error) {
 	disk := sandbox.NewDisk()
+	disk.AddLinkTrees(writableHistory{opts.UserConfigDir}.trees())
 	dropped, err := sandbox.GuardLinks(pol, disk)
 	if err != nil {
 		return nil, err

@@ -65,7 +65,7 @@ func BenchmarkPlanProtections(b *testing.B) {
 		res.Config.Filesystem.GlobBudgetMs = policy.MaxGlobBudgetMs // measure, never cut
 		b.Run(d.name+"/protections", func(b *testing.B) {
 			for b.Loop() {
-				if _, err := prepareOnDisk(compileResolved(res, opts), res, io.Discard); err != nil {
+				if _, err := prepareOnDisk(compileResolved(res, opts), res, opts, io.Discard); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -73,7 +73,7 @@ func BenchmarkPlanProtections(b *testing.B) {
 		b.Run(d.name+"/plan", func(b *testing.B) {
 			for b.Loop() {
 				pol := compileResolved(res, opts)
-				disk, err := prepareOnDisk(pol, res, io.Discard)
+				disk, err := prepareOnDisk(pol, res, opts, io.Discard)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -81,7 +81,7 @@ func compilePolicy(pf *policyFlags) (*policy.Policy, *sandbox.Disk, error) {
 		return nil, nil, err
 	}
 	pol := compileResolved(res, opts)
-	disk, err := prepareOnDisk(pol, res, pf.stderr)
+	disk, err := prepareOnDisk(pol, res, opts, pf.stderr)
 	return pol, disk, err
 }
 

@@ -190,9 +190,12 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 		res.Config.Audit.File = o.audit
 	}
 	pol := compileResolved(res, opts)
-	disk, err := prepareOnDisk(pol, res, o.stderr)
+	disk, err := prepareOnDisk(pol, res, opts, o.stderr)
 	if err != nil {
 		return err
+	}
+	if err := (writableHistory{opts.UserConfigDir}).record(pol); err != nil {
+		fmt.Fprintf(o.stderr, "fence: warning: record the trees this run may write: %v; a later run would trust a link this one plants in them\n", err)
 	}
 	rec, err := o.recorder(pol, rep)
 	if err != nil {

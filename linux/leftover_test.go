@@ -498,3 +498,26 @@ func TestLeftBehindProtectedLink(t *testing.T) {
 		}
 	}
 }
+
+// TestLeftBehindLinkFromWiderRun: a run with the home writable replaces
+// ~/.cache with a link; a later run whose policy names ~/.cache (the code
+// template's does) but not the home gets nothing through it, because
+// fence remembers that a sandbox could write the home. The same for a
+// working directory reached through a link planted in the home.
+func TestLeftBehindLinkFromWiderRun(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": ["~"]}}`)
+			r := w.fence(t, "", nil, "-c", `mkdir -p ~/.cache && rm -rf ~/.cache && ln -s ../outside ~/.cache && ln -s ../outside ~/proj && echo planted`)
+			check(t, r, 0, "planted", "")
+			must(t, os.WriteFile(w.settings, []byte(`{"filesystem": {"allowWrite": ["~/.cache", "."]}}`), 0o644))
+			r = w.fence(t, "", nil, "-c", `echo x > ~/.cache/pwned`)
+			check(t, r, 1, "", `(?s)filesystem.allowWrite "~/.cache": .*/home/\.cache, a symlink in .*/home .* grants nothing.*Read-only file system`)
+			r = w.runIn(t, w.home+"/proj", []string{"PWD=" + w.home + "/proj"}, filepath.Join(bin, "fence"), "-s", w.settings, "-c", `echo x > pwned`)
+			check(t, r, 125, "", `the working directory: .*/home/proj leads through`)
+			if _, err := os.Stat(w.outside + "/pwned"); err == nil {
+				t.Errorf("a later run wrote through a link a wider run planted")
+			}
+		})
+	}
+}

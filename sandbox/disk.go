@@ -18,6 +18,7 @@ type Disk struct {
 	dirs  map[string]listing
 	real  map[string]string // path -> canonical, see canonical
 	trees []string          // see linkTrees
+	extra []string          // more link trees, see AddLinkTrees
 	repos *RepoSearch
 }
 
@@ -147,3 +148,7 @@ func (d *Disk) firstMissing(p string) string {
 		p = parent
 	}
 }
+
+// AddLinkTrees adds trees in which a link may not lead outwards, beyond
+// those of the policy: the trees earlier runs could write.
+func (d *Disk) AddLinkTrees(trees []string) { d.extra = append(d.extra, trees...) }

@@ -165,7 +165,7 @@ func (d *Disk) linkTrees(p *policy.Policy) []string {
 		return linkTrees(p)
 	}
 	if d.trees == nil {
-		d.trees = linkTrees(p)
+		d.trees = append(linkTrees(p), d.extra...)
 	}
 	return d.trees
 }

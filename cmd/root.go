@@ -238,7 +238,7 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	if !res.Config.Filesystem.AllowGitConfig && sandbox.WritesGitConfig(args, o.shell) {
 		// A shell line can go on after git failed, so this is said
 		// whatever the exit code.
-		fmt.Fprintf(o.stderr, "fence: hint: git cannot write the repository's config in the sandbox (\"Device or resource busy\"): fence keeps it read-only (rule %s), since git configuration can make the host's git run code; set filesystem.allowGitConfig to lift it, or run that git command outside fence\n", policy.KeyGitConfig)
+		fmt.Fprintf(o.stderr, "fence: hint: if git could not write a repository's config (\"Device or resource busy\"), that is fence: it keeps the config of the repositories that existed at start read-only (rule %s), since git configuration can make the host's git run code; set filesystem.allowGitConfig to lift it, or run that git command outside fence\n", policy.KeyGitConfig)
 	}
 	if code != 0 {
 		return &exitError{code: code}

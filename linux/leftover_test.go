@@ -521,3 +521,26 @@ func TestLeftBehindLinkFromWiderRun(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftBehindGitlink: the command creates a repository below the work
+// tree and records it in the index as a submodule; the host's git status
+// in the work tree would run that repository's config. Its .git is moved
+// aside after the run; a submodule that existed at start is left alone.
+func TestLeftBehindGitlink(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := gitWorld(t, u, `{"filesystem": {"allowWrite": ["."]}}`)
+			marker := w.outside + "/MARK"
+			must(t, os.Chmod(w.outside, 0o777))
+			r := w.fence(t, "", append([]string{"MARK=" + marker}, gitEnv...), "-c",
+				`mkdir newsub && cd newsub && git init -q && git -c core.fsmonitor=false commit -q --allow-empty -m x && git config core.fsmonitor "touch $MARK; false" && cd .. && git -c core.fsmonitor=false update-index --add --cacheinfo 160000,$(git -C newsub -c core.fsmonitor=false rev-parse HEAD),newsub && echo planted`)
+			check(t, r, 0, "planted", `made .*/ws/newsub a repository of its own and recorded it in the index of .*/ws, .*fence moved its \.git to`)
+			if hostGit(t, w, w.ws, marker, "status") {
+				t.Errorf("the host's git status ran the planted repository's config")
+			}
+			if _, err := os.Lstat(w.ws + "/lib/.git"); err != nil {
+				t.Errorf("the submodule that existed at start was moved: %v", err)
+			}
+		})
+	}
+}

@@ -225,3 +225,20 @@ func restoreLink(w sandbox.Watch, stamp string, stderr io.Writer) {
 	}
 	fmt.Fprintf(stderr, "fence: warning: the command replaced %s, a symlink to %s (%s); fence moved what it left to %s and restored the link\n", w.Path, w.Link, w.Why, aside)
 }
+
+// checkGitlinks moves aside the .git of a repository the command created
+// and recorded in a work tree's index as a submodule: the host's next
+// git status there would run its config (see sandbox.GitlinkWatch).
+func checkGitlinks(watches []sandbox.GitlinkWatch, stderr io.Writer) {
+	stamp := quarantineStamp()
+	for _, w := range watches {
+		for _, g := range sandbox.NewGitlinkRepos(w) {
+			aside, err := quarantine(g, stamp)
+			if err != nil {
+				fmt.Fprintf(stderr, "fence: warning: the command made %s a repository of its own and recorded it in the index of %s, where git status runs its config, and fence could not move it aside (%v): delete it\n", filepath.Dir(g), w.WorkTree, err)
+				continue
+			}
+			fmt.Fprintf(stderr, "fence: warning: the command made %s a repository of its own and recorded it in the index of %s, where git status would run its config; fence moved its .git to %s\n", filepath.Dir(g), w.WorkTree, aside)
+		}
+	}
+}

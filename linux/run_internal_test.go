@@ -176,6 +176,7 @@ func TestWireForInit(t *testing.T) {
 				Warnings:  []string{"a warning"},
 				Watch:     []sandbox.Watch{{Path: "/w/.mcp.json"}},
 				Worktrees: []sandbox.WorktreeWatch{{CommonDir: "/w/.git"}},
+				Gitlinks:  []sandbox.GitlinkWatch{{WorkTree: "/w"}},
 			},
 			Env:        []string{"PATH=/usr/bin"},
 			Namespaces: true,
@@ -187,7 +188,7 @@ func TestWireForInit(t *testing.T) {
 		t.Errorf("forInit changed the supervisor's wire: %+v", w.Plan)
 	}
 	want := full()
-	want.Plan.EnvRemoved, want.Plan.Seccomp, want.Plan.Globs, want.Plan.Warnings, want.Plan.Watch, want.Plan.Worktrees = nil, nil, nil, nil, nil, nil
+	want.Plan.EnvRemoved, want.Plan.Seccomp, want.Plan.Globs, want.Plan.Warnings, want.Plan.Watch, want.Plan.Worktrees, want.Plan.Gitlinks = nil, nil, nil, nil, nil, nil, nil
 	want.Plan.Proxy.AllowedDomains, want.Plan.Proxy.DeniedDomains, want.Plan.Proxy.SSH = nil, nil, policy.SSHPolicy{}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("forInit:\n got %+v\n     %+v\nwant %+v\n     %+v", got.Plan, got.Plan.Proxy, want.Plan, want.Plan.Proxy)

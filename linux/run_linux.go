@@ -40,6 +40,7 @@ func Run(plan *sandbox.Plan, pre *Prestarted, stderr io.Writer) (int, error) {
 	}
 	warnCreated(plan.Watch, stderr)
 	checkWorktrees(plan.Worktrees, stderr)
+	checkGitlinks(plan.Gitlinks, stderr)
 	return code, nil
 }
 

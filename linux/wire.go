@@ -33,7 +33,7 @@ const (
 // less it holds the sooner the command runs.
 func (w *wire) forInit() *wire {
 	p := *w.Plan
-	p.Globs, p.Warnings, p.Seccomp, p.EnvRemoved, p.Watch, p.Worktrees = nil, nil, nil, nil, nil, nil
+	p.Globs, p.Warnings, p.Seccomp, p.EnvRemoved, p.Watch, p.Worktrees, p.Gitlinks = nil, nil, nil, nil, nil, nil, nil
 	if p.Proxy != nil {
 		proxy := *p.Proxy
 		proxy.AllowedDomains, proxy.DeniedDomains, proxy.SSH = nil, nil, policy.SSHPolicy{}

@@ -62,6 +62,24 @@ type Plan struct {
 	// Worktrees are the linked worktrees of each repository at start: a
 	// worktree the command adds is checked after it (see WorktreeWatch).
 	Worktrees []WorktreeWatch `json:"worktrees,omitempty"`
+	// Gitlinks are the work trees of the repositories at start with the
+	// state of their index: a gitlink the command adds to a repository of
+	// its own is checked after it (see GitlinkWatch).
+	Gitlinks []GitlinkWatch `json:"gitlinks,omitempty"`
+}
+
+// GitlinkWatch is a work tree, its index as it was at start, and the
+// repositories below it then. A command can create a repository below the
+// work tree and record it in the index as a submodule (a gitlink): the
+// host's next git status in the work tree then runs that repository's
+// config. After the run, fence moves aside the .git of every gitlinked
+// directory that was not a repository at start.
+type GitlinkWatch struct {
+	WorkTree string   `json:"workTree"`
+	Index    string   `json:"index"`
+	Stamp    string   `json:"stamp"` // size and modification time at start
+	HashLen  int      `json:"hashLen"`
+	Known    []string `json:"known,omitempty"`
 }
 
 // WorktreeWatch is a repository's common directory and the linked
@@ -209,6 +227,7 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 	b.m.prepare(slices.Concat(p.DenyRead, p.DenyWrite, p.Write, p.Read, p.Execute))
 	b.build()
 	plan.Worktrees = worktreeWatches(o.Disk)
+	plan.Gitlinks = gitlinkWatches(o.Disk)
 	// Parents first: a created directory is moved aside whole, before
 	// anything fence watches inside it.
 	sortByDepth(plan.Watch, func(w Watch) string { return w.Path })

@@ -1,0 +1,145 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// errIndex is an index fence cannot read.
+var errIndex = errors.New("unreadable git index")
+
+// gitlinks returns the paths the git index at path records as gitlinks
+// (mode 160000: a submodule's commit). hashLen is 20 for SHA-1
+// repositories and 32 for SHA-256 ones. Versions 2 to 4 are read.
+func gitlinks(path string, hashLen int) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < 12 || string(b[:4]) != "DIRC" {
+		return nil, errIndex
+	}
+	version := binary.BigEndian.Uint32(b[4:8])
+	count := binary.BigEndian.Uint32(b[8:12])
+	if version < 2 || version > 4 {
+		return nil, errIndex
+	}
+	var out []string
+	var prev []byte
+	off := 12
+	for range count {
+		start := off
+		fixed := 40 + hashLen + 2
+		if off+fixed > len(b) {
+			return nil, errIndex
+		}
+		mode := binary.BigEndian.Uint32(b[off+24 : off+28])
+		flags := binary.BigEndian.Uint16(b[off+40+hashLen : off+fixed])
+		off += fixed
+		if flags&0x4000 != 0 && version >= 3 {
+			off += 2 // extended flags
+		}
+		var name []byte
+		if version == 4 {
+			strip, n := binary.Uvarint(b[min(off, len(b)):])
+			if n <= 0 || int(strip) > len(prev) {
+				return nil, errIndex
+			}
+			off += n
+			end := bytes.IndexByte(b[min(off, len(b)):], 0)
+			if end < 0 {
+				return nil, errIndex
+			}
+			name = append(append([]byte{}, prev[:len(prev)-int(strip)]...), b[off:off+end]...)
+			off += end + 1
+		} else {
+			end := bytes.IndexByte(b[min(off, len(b)):], 0)
+			if end < 0 {
+				return nil, errIndex
+			}
+			name = b[off : off+end]
+			off += end + 1
+			off = start + (off-start+7)/8*8 // entries are padded to 8 bytes
+		}
+		prev = name
+		if mode>>12 == 0o16 { // S_IFGITLINK
+			out = append(out, string(name))
+		}
+	}
+	return out, nil
+}
+
+// gitlinkWatches lists the work trees of the repositories found, with the
+// state of their index and the repositories below each.
+func gitlinkWatches(disk *Disk) []GitlinkWatch {
+	if disk == nil || disk.repos == nil {
+		return nil
+	}
+	var out []GitlinkWatch
+	for _, r := range disk.repos.Repos {
+		if r.WorkTree == "" || len(r.GitDirs) == 0 {
+			continue
+		}
+		w := GitlinkWatch{WorkTree: r.WorkTree, Index: filepath.Join(r.GitDirs[0], "index"), Stamp: fileStamp(filepath.Join(r.GitDirs[0], "index")), HashLen: 20}
+		if hashFormat(r.CommonDir) == "sha256" {
+			w.HashLen = 32
+		}
+		for _, other := range disk.repos.Repos {
+			if other.WorkTree != "" && other.WorkTree != r.WorkTree && under(other.WorkTree, r.WorkTree) {
+				w.Known = append(w.Known, other.WorkTree)
+			}
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// fileStamp is a file's size and modification time, "" when it is
+// missing.
+func fileStamp(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d@%d", fi.Size(), fi.ModTime().UnixNano())
+}
+
+// hashFormat is the repository's object format, from its config.
+func hashFormat(commonDir string) string {
+	var includes []string
+	for _, e := range readGitConfig(filepath.Join(commonDir, "config"), "", maxGitIncludes, &includes) {
+		if e.key == "extensions.objectformat" {
+			return e.value
+		}
+	}
+	return "sha1"
+}
+
+// NewGitlinkRepos returns the .git of each directory the index of w
+// records as a gitlink now that was not a repository at start; nothing
+// when the index is as it was.
+func NewGitlinkRepos(w GitlinkWatch) []string {
+	if fileStamp(w.Index) == w.Stamp {
+		return nil
+	}
+	links, err := gitlinks(w.Index, w.HashLen)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range links {
+		dir := filepath.Join(w.WorkTree, filepath.FromSlash(l))
+		if slices.Contains(w.Known, dir) || !under(dir, w.WorkTree) {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			out = append(out, filepath.Join(dir, ".git"))
+		}
+	}
+	return out
+}

@@ -1,0 +1,38 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+)
+
+// TestGitlinks reads the gitlinks of real indexes, in every version git
+// writes, beside files and links.
+func TestGitlinks(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found")
+	}
+	for _, version := range []string{"2", "3", "4"} {
+		t.Run("v"+version, func(t *testing.T) {
+			dir := t.TempDir()
+			script := `set -e
+git init -q .
+mkdir -p a/deep && echo x > a/deep/file && ln -s a link && echo y > top
+git add . && git update-index --add --cacheinfo 160000,1111111111111111111111111111111111111111,a/deep/sub
+git update-index --add --cacheinfo 160000,2222222222222222222222222222222222222222,zz-sub
+git update-index --index-version ` + version + `
+`
+			cmd := exec.Command("sh", "-c", script)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			got, err := gitlinks(dir+"/.git/index", 20)
+			if want := []string{"a/deep/sub", "zz-sub"}; err != nil || !slices.Equal(got, want) {
+				t.Errorf("gitlinks = %q, %v; want %q", got, err, want)
+			}
+		})
+	}
+}

@@ -283,16 +283,21 @@ func TestLeftBehindUnreadableDirectory(t *testing.T) {
 			if out, err := w.userCmd(w.ws, "git", "init", "-q", "a/nested").CombinedOutput(); err != nil {
 				t.Fatalf("git init: %v\n%s", err, out)
 			}
-			r := w.fence(t, "", nil, "-c", `chmod 000 sub secrets a`)
+			must(t, os.MkdirAll(w.ws+"/x/in", 0o755))
+			must(t, os.WriteFile(w.ws+"/x/.env", []byte("X-SECRET\n"), 0o644))
+			for _, p := range []string{"/x", "/x/in", "/x/.env"} {
+				must(t, os.Lchown(w.ws+p, u.uid, u.uid))
+			}
+			r := w.fence(t, "", nil, "-c", `chmod 000 sub secrets a && chmod 444 x`)
 			check(t, r, 0, "", "")
 			t.Cleanup(func() {
-				for _, d := range []string{"sub", "secrets", "a"} {
+				for _, d := range []string{"sub", "secrets", "a", "x"} {
 					os.Chmod(filepath.Join(w.ws, d), 0o755)
 				}
 			})
-			r = w.fence(t, "", nil, "-c", `chmod 755 sub secrets a; cat sub/.env secrets/inner.txt; echo '[core] fsmonitor = x' >> a/nested/.git/config`)
-			if r.code == 0 || strings.Contains(r.stdout, "SECRET") {
-				t.Errorf("the next run opened the directories again:\n%s\n%s", r.stdout, r.stderr)
+			r = w.fence(t, "", nil, "-c", `chmod 755 sub secrets a x; cat sub/.env secrets/inner.txt x/.env; echo '[core] fsmonitor = x' >> a/nested/.git/config`)
+			if r.code != 1 || strings.Contains(r.stdout, "SECRET") {
+				t.Errorf("exit %d: want the next run to start (not refuse) and fail to open the directories again:\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
 			if b, _ := os.ReadFile(w.ws + "/a/nested/.git/config"); strings.Contains(string(b), "fsmonitor") {
 				t.Errorf("the nested repository's config was changed")

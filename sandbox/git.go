@@ -138,8 +138,8 @@ func (f *repoFinder) below(root, tree string) error {
 		}
 		switch {
 		case err != nil:
-			if d != nil && d.IsDir() && errors.Is(err, fs.ErrPermission) {
-				f.unlisted = append(f.unlisted, p)
+			if d != nil && d.IsDir() && errors.Is(err, fs.ErrPermission) && !slices.Contains(f.unlisted, reachable(p)) {
+				f.unlisted = append(f.unlisted, reachable(p))
 			}
 			return nil
 		case d.Name() == ".git":

@@ -210,6 +210,7 @@ func (m *matcher) walkGroup(base string, group []globRule) (stopped string) {
 // itself the permission back, and whatever the rule names in it would
 // then be open. An allow rule simply grants nothing there.
 func (m *matcher) unreadable(group []globRule, base, dir string) {
+	dir = reachable(dir)
 	for i := range group {
 		g := &group[i]
 		if !m.deny[globKey(g.rule)] || g.skip != "" && under(dir, g.skip) {
@@ -235,6 +236,16 @@ func unsearchable(p string) []string {
 		}
 	}
 	return nil
+}
+
+// reachable is dir, or its parent when fence may list the parent but not
+// search it (mode 444): then dir cannot be opened even to be mounted over,
+// and the parent is what a protection must cover.
+func reachable(dir string) string {
+	if _, err := os.Lstat(dir); err != nil && errors.Is(err, fs.ErrPermission) {
+		return path.Dir(dir)
+	}
+	return dir
 }
 
 // literalPrefix is the directory part of p before its first glob character.

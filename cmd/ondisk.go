@@ -19,7 +19,7 @@ import (
 // run's own (see writableHistory).
 func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, opts policy.Options, stderr io.Writer) (*sandbox.Disk, error) {
 	disk := sandbox.NewDisk()
-	disk.AddLinkTrees(writableHistory{opts.UserConfigDir}.trees())
+	disk.AddLinkTrees(historyOf(opts).trees())
 	dropped, err := sandbox.GuardLinks(pol, disk)
 	if err != nil {
 		return nil, err

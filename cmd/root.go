@@ -194,7 +194,7 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	if err != nil {
 		return err
 	}
-	if err := (writableHistory{opts.UserConfigDir}).record(pol); err != nil {
+	if err := historyOf(opts).record(pol); err != nil {
 		fmt.Fprintf(o.stderr, "fence: warning: record the trees this run may write: %v; a later run would trust a link this one plants in them\n", err)
 	}
 	rec, err := o.recorder(pol, rep)

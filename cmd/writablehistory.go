@@ -18,21 +18,43 @@ import (
 // always protects), of the trees earlier runs let their command write.
 const historyName = "writable.json"
 
-// maxHistory bounds the record; the oldest trees go first.
-const maxHistory = 512
-
 // writableHistory remembers which trees sandboxed runs of this user could
 // write, so that a link one of them planted there is never trusted by a
 // later run with a narrower policy: a run with the home writable could
 // have replaced ~/.cache with a link to /etc.
-type writableHistory struct{ dir string }
+//
+// A record is kept in each user config dir a run may use
+// ($XDG_CONFIG_HOME/fence and ~/.config/fence, both always protected), and
+// read from both, so that a run with another XDG_CONFIG_HOME neither
+// misses nor hides one. Trees that no longer exist are dropped.
+type writableHistory struct{ dirs []string }
 
-func (h writableHistory) path() string { return filepath.Join(h.dir, historyName) }
+// historyOf is the record for the user config dir of opts and the one
+// below the home.
+func historyOf(opts policy.Options) writableHistory {
+	h := writableHistory{dirs: []string{opts.UserConfigDir}}
+	if home := filepath.Join(opts.Home, ".config", "fence"); home != opts.UserConfigDir {
+		h.dirs = append(h.dirs, home)
+	}
+	return h
+}
 
-// trees are the recorded trees; a record fence cannot read is empty (it
-// only ever adds suspicion, so losing it weakens no rule of the policy).
+// trees are the recorded trees of every record; a record fence cannot
+// read adds nothing (it only ever adds suspicion).
 func (h writableHistory) trees() []string {
-	b, err := policy.OSFS{}.ReadFile(h.path())
+	var out []string
+	for _, d := range h.dirs {
+		for _, t := range readHistory(filepath.Join(d, historyName)) {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+func readHistory(path string) []string {
+	b, err := policy.OSFS{}.ReadFile(path)
 	if err != nil {
 		return nil
 	}
@@ -60,26 +82,43 @@ func (h writableHistory) record(pol *policy.Policy) error {
 	if len(add) == 0 {
 		return nil
 	}
-	if err := os.MkdirAll(h.dir, 0o700); err != nil {
-		return fmt.Errorf("create directory %q: %w", h.dir, err)
+	for _, d := range h.dirs {
+		if err := addHistory(d, add); err != nil {
+			return err
+		}
 	}
-	unlock, err := sandbox.LockDir(h.dir)
+	return nil
+}
+
+// addHistory adds trees to the record in dir, under the same lock and
+// with the same atomic replace as the trust record.
+func addHistory(dir string, add []string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create directory %q: %w", dir, err)
+	}
+	unlock, err := sandbox.LockDir(dir)
 	if err != nil {
-		return fmt.Errorf("lock %q: %w", h.dir, err)
+		return fmt.Errorf("lock %q: %w", dir, err)
 	}
 	defer unlock()
-	trees = append(h.trees(), add...)
-	if len(trees) > maxHistory {
-		trees = trees[len(trees)-maxHistory:]
+	path := filepath.Join(dir, historyName)
+	trees := slices.DeleteFunc(readHistory(path), func(t string) bool {
+		_, err := os.Lstat(t)
+		return errors.Is(err, fs.ErrNotExist)
+	})
+	for _, t := range add {
+		if !slices.Contains(trees, t) {
+			trees = append(trees, t)
+		}
 	}
 	b, _ := json.MarshalIndent(struct{ Trees []string }{trees}, "", "  ")
-	tmp, err := writeTemp(h.path(), append(b, '\n'), 0o600)
+	tmp, err := writeTemp(path, append(b, '\n'), 0o600)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp)
-	if err := os.Rename(tmp, h.path()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("replace %q: %w", h.path(), err)
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("replace %q: %w", path, err)
 	}
-	return syncDir(h.path())
+	return syncDir(path)
 }

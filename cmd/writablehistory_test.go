@@ -12,7 +12,8 @@ import (
 // TestWritableHistory: a run records the trees it may write, once, and a
 // tree below a recorded one adds nothing; the record is the user's alone.
 func TestWritableHistory(t *testing.T) {
-	h := writableHistory{t.TempDir() + "/fence"}
+	base := t.TempDir()
+	h := historyOf(policy.Options{UserConfigDir: base + "/xdg/fence", Home: base})
 	run := func(trees ...string) {
 		var pol policy.Policy
 		for _, tr := range trees {
@@ -22,13 +23,20 @@ func TestWritableHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run("/h", "/w")
-	run("/h/.cache", "/w", "/x/**/y")
-	if got, want := h.trees(), []string{"/h", "/w", "/x"}; !slices.Equal(got, want) {
-		t.Errorf("trees = %q, want %q", got, want)
+	h1, h2, x := base+"/h", base+"/w", base+"/x"
+	for _, d := range []string{h1, h2, x} {
+		os.Mkdir(d, 0o755)
 	}
-	fi, err := os.Stat(h.path())
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("record %v, %v: want mode 0600", fi, err)
+	run(h1, h2, base+"/gone")
+	os.Remove(h2)
+	run(h1+"/.cache", x+"/**/y")
+	if got, want := h.trees(), []string{h1, x}; !slices.Equal(got, want) {
+		t.Errorf("trees = %q, want %q (a tree that is gone is dropped when the record is next written)", got, want)
+	}
+	for _, d := range []string{base + "/xdg/fence", base + "/.config/fence"} {
+		fi, err := os.Stat(d + "/" + historyName)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("record in %s: %v, %v; want one, mode 0600", d, fi, err)
+		}
 	}
 }

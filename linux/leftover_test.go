@@ -523,6 +523,14 @@ func TestLeftBehindLinkFromWiderRun(t *testing.T) {
 			if _, err := os.Stat(w.outside + "/pwned"); err == nil {
 				t.Errorf("a later run wrote through a link a wider run planted")
 			}
+
+			// A link that stays in the home still widens a run that may
+			// write only ~/.cache and the workspace.
+			must(t, os.WriteFile(w.settings, []byte(`{"filesystem": {"allowWrite": ["~"]}}`), 0o644))
+			check(t, w.fence(t, "", nil, "-c", `rm ~/.cache && ln -s . ~/.cache`), 0, "", "")
+			must(t, os.WriteFile(w.settings, []byte(`{"filesystem": {"allowWrite": ["~/.cache", "."]}}`), 0o644))
+			r = w.fence(t, "", nil, "-c", `echo x >> ~/.cache/.bash_history`)
+			check(t, r, 1, "", `(?s)filesystem.allowWrite "~/.cache": .* outside every tree this run may write.*Read-only file system`)
 		})
 	}
 }

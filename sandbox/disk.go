@@ -17,7 +17,7 @@ import (
 type Disk struct {
 	dirs  map[string]listing
 	real  map[string]string // path -> canonical, see canonical
-	trees []string          // see linkTrees
+	scope *linkScope        // see linkScope
 	extra []string          // more link trees, see AddLinkTrees
 	repos *RepoSearch
 }

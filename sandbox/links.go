@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fence-sandbox/fence/policy"
@@ -25,44 +26,68 @@ type LinkError struct {
 }
 
 func (e *LinkError) Error() string {
-	return fmt.Sprintf("%s leads through %s, a symlink in %s (a tree the sandbox can write) to %s outside it, so it grants nothing there: "+
-		"a link the sandbox could have planted never widens a run (name the target itself if you mean it)", e.Path, e.Link, e.Tree, e.Target)
+	where := "outside it"
+	if under(e.Target, e.Tree) {
+		where = "outside every tree this run may write"
+	}
+	return fmt.Sprintf("%s leads through %s, a symlink in %s (a tree a sandbox could write) to %s, %s, so it grants nothing there: "+
+		"a link a sandbox could have planted never widens a run (name the target itself if you mean it)", e.Path, e.Link, e.Tree, e.Target, where)
 }
+
+// testOnlyNoSharedTrees leaves the templates' trees and the temporary
+// directories out of linkTrees, for tests whose trees lie in /tmp.
+var testOnlyNoSharedTrees = false
 
 // errLoop is too many links on the way, as the kernel's ELOOP.
 var errLoop = errors.New("too many levels of symbolic links")
 
-// linkTrees are the trees in which a symlink may not lead outwards, since
-// a sandboxed run could have planted it there: the trees p lets the
-// command write; the working directory, the repository around it and
-// each directory above it the caller may write, below the top level and
-// short of the home (a run in any of them, with "." writable, could have
-// made the link); the
-// trees the builtin templates make writable; and the temporary
-// directories. Each is given as written and, where its own path holds
-// links, resolved.
-func linkTrees(p *policy.Policy) []string {
-	var lexical []string
+// linkScope says where links may lead. trees are the trees in which a
+// symlink may not lead outwards, since a sandboxed run could have planted
+// it there: the trees p lets the command write; every tree an earlier run
+// could write (extra); the working directory, the repository around it
+// and each directory above it the caller may write, below the top level
+// and short of the home (a run in any of them, with "." writable, could
+// have made the link); the trees the builtin templates make writable;
+// and the temporary directories. own are the trees this run may write:
+// a link in a tree that is not one of them must also lead into one of
+// them, or it would widen this run (~/.cache made a link to the home by a
+// run that could write the home). Each is given as written and, where
+// its own path holds links that may be followed, resolved.
+type linkScope struct {
+	trees, own []string
+}
+
+func linkTrees(p *policy.Policy, extra []string) linkScope {
+	var own []string
 	for _, r := range p.Write {
 		if r.Glob {
-			lexical = append(lexical, literalPrefix(r.Pattern))
+			own = append(own, literalPrefix(r.Pattern))
 		} else {
-			lexical = append(lexical, r.Pattern)
+			own = append(own, r.Pattern)
 		}
 	}
-	lexical = append(lexical, p.Dir, policy.WorkspaceRoot(p.Dir))
+	suspect := []string{p.Dir, policy.WorkspaceRoot(p.Dir)}
 	for d := filepath.Dir(p.Dir); strings.Count(d, "/") > 1 && !under(p.Home, d) && writableByCaller(d); d = filepath.Dir(d) {
-		lexical = append(lexical, d)
+		suspect = append(suspect, d)
 	}
-	lexical = append(lexical, policy.TemplateWriteTrees(p.Home)...)
-	lexical = append(lexical, TempTrees...)
-	trees := lexical
-	for _, t := range lexical {
-		if real, err := guardedResolve(t, lexical); err == nil && real != t {
-			trees = append(trees, real)
+	if !testOnlyNoSharedTrees {
+		suspect = append(suspect, policy.TemplateWriteTrees(p.Home)...)
+		suspect = append(suspect, TempTrees...)
+	}
+	suspect = append(suspect, extra...)
+	first := linkScope{trees: slices.Concat(own, suspect), own: own}
+	scope := linkScope{trees: slices.Clone(first.trees), own: slices.Clone(own)}
+	for i, t := range first.trees {
+		real, err := guardedResolve(t, first)
+		if err != nil || real == t {
+			continue
+		}
+		scope.trees = append(scope.trees, real)
+		if i < len(own) {
+			scope.own = append(scope.own, real)
 		}
 	}
-	return trees
+	return scope
 }
 
 // GuardLinks resolves the symlinks of p's allow rules and of its working
@@ -72,7 +97,7 @@ func linkTrees(p *policy.Policy) []string {
 // a link in it, returning why. A working directory reached that way is an
 // error: every rule relative to it would be.
 func GuardLinks(p *policy.Policy, disk *Disk) (dropped []string, err error) {
-	trees := disk.linkTrees(p)
+	trees := disk.linkScope(p)
 	if _, err := guardedResolve(p.Dir, trees); err != nil {
 		return nil, fmt.Errorf("the working directory: %w; cd to the directory itself if you mean to work there", err)
 	}
@@ -96,15 +121,16 @@ func GuardLinks(p *policy.Policy, disk *Disk) (dropped []string, err error) {
 }
 
 // guardedResolve resolves the symlinks of the absolute path p, as
-// filepath.EvalSymlinks does, except that a link lying in one of trees
-// must lead inside that same tree. A missing tail is joined back as it
-// is written.
-func guardedResolve(p string, trees []string) (string, error) {
+// filepath.EvalSymlinks does, except that a link lying in one of
+// scope's trees must lead inside that same tree, and, when that tree is
+// not one this run may write, into one that is. A missing tail is
+// joined back as it is written.
+func guardedResolve(p string, scope linkScope) (string, error) {
 	hops := 0
-	return resolveFrom("/", strings.Split(filepath.Clean(p), "/"), p, trees, &hops)
+	return resolveFrom("/", strings.Split(filepath.Clean(p), "/"), p, scope, &hops)
 }
 
-func resolveFrom(dir string, rest []string, orig string, trees []string, hops *int) (string, error) {
+func resolveFrom(dir string, rest []string, orig string, scope linkScope, hops *int) (string, error) {
 	for i, name := range rest {
 		switch name {
 		case "", ".":
@@ -132,16 +158,25 @@ func resolveFrom(dir string, rest []string, orig string, trees []string, hops *i
 		if !filepath.IsAbs(target) {
 			target = filepath.Join(dir, target)
 		}
-		real, err := resolveFrom("/", strings.Split(filepath.Clean(target), "/"), orig, trees, hops)
+		real, err := resolveFrom("/", strings.Split(filepath.Clean(target), "/"), orig, scope, hops)
 		if err != nil {
 			return "", err
 		}
-		if tree, ok := containingTree(dir, trees); ok && !under(real, tree) {
+		if tree, ok := containingTree(dir, scope.trees); ok && !scope.allows(tree, real) {
 			return "", &LinkError{Path: orig, Link: next, Target: real, Tree: tree}
 		}
 		dir = real
 	}
 	return dir, nil
+}
+
+// allows reports whether a link in tree may lead to real: inside the
+// tree, and, for a tree this run may not write, into one it may.
+func (s linkScope) allows(tree, real string) bool {
+	if !under(real, tree) {
+		return false
+	}
+	return slices.Contains(s.own, tree) || slices.ContainsFunc(s.own, func(o string) bool { return under(real, o) })
 }
 
 // containingTree is the innermost of trees that holds dir: the one the
@@ -157,15 +192,16 @@ func containingTree(dir string, trees []string) (string, bool) {
 	return best, found
 }
 
-// linkTrees is linkTrees(p), computed once per Disk: p's writable trees
-// are resolved by GuardLinks, and the plan's glob matches are guarded
-// with the same trees.
-func (d *Disk) linkTrees(p *policy.Policy) []string {
+// linkScope is linkTrees(p) with the extra trees, computed once per
+// Disk: p's writable trees are resolved by GuardLinks, and the plan's glob
+// matches are guarded with the same scope.
+func (d *Disk) linkScope(p *policy.Policy) linkScope {
 	if d == nil {
-		return linkTrees(p)
+		return linkTrees(p, nil)
 	}
-	if d.trees == nil {
-		d.trees = append(linkTrees(p), d.extra...)
+	if d.scope == nil {
+		s := linkTrees(p, d.extra)
+		d.scope = &s
 	}
-	return d.trees
+	return *d.scope
 }

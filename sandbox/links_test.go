@@ -48,7 +48,7 @@ func TestGuardedResolve(t *testing.T) {
 		{"ws/loop", "", true},
 	}
 	for _, tt := range tests {
-		got, err := guardedResolve(filepath.Join(root, tt.path), trees)
+		got, err := guardedResolve(filepath.Join(root, tt.path), linkScope{trees: trees, own: trees})
 		var le *LinkError
 		switch {
 		case tt.loop:
@@ -69,6 +69,8 @@ func TestGuardedResolve(t *testing.T) {
 // why, the user's own link outside every writable tree keeps working, and
 // a working directory reached through a planted link is refused.
 func TestGuardLinks(t *testing.T) {
+	testOnlyNoSharedTrees = true // the test's tree lies in /tmp
+	defer func() { testOnlyNoSharedTrees = false }()
 	root := mktree(t, "ws/.git/HEAD", "etc/x", "data/cache/", "home/")
 	must := func(err error) {
 		if err != nil {
@@ -98,5 +100,26 @@ func TestGuardLinks(t *testing.T) {
 	in := policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowWrite: []string{"."}}}, policy.Env{Dir: root + "/ws/proj", Home: root + "/home"})
 	if _, err := GuardLinks(in, nil); err == nil {
 		t.Errorf("a working directory through a planted link was accepted")
+	}
+}
+
+// TestGuardedResolveNarrower: a link in a tree an earlier run could write
+// but this one may not must lead into a tree this one may write, even
+// when it stays inside its own: otherwise it widens this run.
+func TestGuardedResolveNarrower(t *testing.T) {
+	root := mktree(t, "home/ws/", "home/data/")
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Symlink(".", root+"/home/.cache"))
+	must(os.Symlink("ws", root+"/home/work"))
+	scope := linkScope{trees: []string{root + "/home", root + "/home/ws"}, own: []string{root + "/home/ws", root + "/home/.cache"}}
+	if got, err := guardedResolve(root+"/home/.cache/data", scope); err == nil {
+		t.Errorf("a link to the home in the home resolved to %q for a run that may write only ws", got)
+	}
+	if got, err := guardedResolve(root+"/home/work/x", scope); err != nil || got != root+"/home/ws/x" {
+		t.Errorf("a link into ws = %q, %v; want it followed", got, err)
 	}
 }

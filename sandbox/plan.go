@@ -270,18 +270,18 @@ type builder struct {
 	pol     *policy.Policy
 	m       *matcher
 	environ []string
-	trees   []string // see linkTrees; computed when first needed
+	scope   *linkScope // see linkScope; computed when first needed
 }
 
 // paths are the existing paths r names, resolved; with trees, a path
 // through a link out of its tree is dropped with a warning.
-func (b *builder) paths(r policy.Rule, trees []string) []string {
-	if trees == nil {
+func (b *builder) paths(r policy.Rule, scope *linkScope) []string {
+	if scope == nil {
 		return b.m.existing(r)
 	}
 	var out []string
 	for _, p := range b.m.matches(r) {
-		real, err := guardedResolve(p, trees)
+		real, err := guardedResolve(p, *scope)
 		if err != nil {
 			b.plan.Warnings = append(b.plan.Warnings, fmt.Sprintf("%s: %v", r.Origin, err))
 			continue
@@ -304,19 +304,20 @@ func (b *builder) all(rules []policy.Rule) []resolved { return b.resolve(rules, 
 // allowed resolves what allow rules name, granting nothing through a
 // symlink that leads out of the writable tree it lies in.
 func (b *builder) allowed(rules []policy.Rule) []resolved {
-	if b.trees == nil {
-		b.trees = b.m.disk.linkTrees(b.pol)
+	if b.scope == nil {
+		s := b.m.disk.linkScope(b.pol)
+		b.scope = &s
 	}
-	return b.resolve(rules, b.trees)
+	return b.resolve(rules, b.scope)
 }
 
 // resolve finds the existing paths of rules with their links resolved;
 // with trees, guarded as guardedResolve does.
-func (b *builder) resolve(rules []policy.Rule, trees []string) []resolved {
+func (b *builder) resolve(rules []policy.Rule, scope *linkScope) []resolved {
 	var out []resolved
 	for _, r := range rules {
 		found := 0
-		for _, p := range b.paths(r, trees) {
+		for _, p := range b.paths(r, scope) {
 			e, ok := b.m.disk.lookup(p)
 			if !ok || e.Type()&fs.ModeSymlink != 0 {
 				continue // gone, or a link that leads nowhere

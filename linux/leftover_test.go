@@ -540,20 +540,28 @@ func TestLeftBehindLinkFromWiderRun(t *testing.T) {
 // in the work tree would run that repository's config. Its .git is moved
 // aside after the run; a submodule that existed at start is left alone.
 func TestLeftBehindGitlink(t *testing.T) {
+	const mk = `mkdir newsub && cd newsub && git init -q && git -c core.fsmonitor=false commit -q --allow-empty -m x && git config core.fsmonitor "touch $MARK; false" && cd .. && `
+	const add = `git -c core.fsmonitor=false update-index --add --cacheinfo 160000,$(git -C newsub -c core.fsmonitor=false rev-parse HEAD),newsub`
+	attacks := []struct{ name, script string }{
+		{"recorded in the index", mk + add},
+		{"recorded in a split index", mk + add + ` && git -c core.fsmonitor=false update-index --split-index`},
+		{"with the index's times set back", `cp -p .git/index .git/index.orig && ` + mk + add + ` && touch -r .git/index.orig .git/index && rm .git/index.orig`},
+	}
 	for _, u := range users(t) {
-		t.Run(u.name, func(t *testing.T) {
-			w := gitWorld(t, u, `{"filesystem": {"allowWrite": ["."]}}`)
-			marker := w.outside + "/MARK"
-			must(t, os.Chmod(w.outside, 0o777))
-			r := w.fence(t, "", append([]string{"MARK=" + marker}, gitEnv...), "-c",
-				`mkdir newsub && cd newsub && git init -q && git -c core.fsmonitor=false commit -q --allow-empty -m x && git config core.fsmonitor "touch $MARK; false" && cd .. && git -c core.fsmonitor=false update-index --add --cacheinfo 160000,$(git -C newsub -c core.fsmonitor=false rev-parse HEAD),newsub && echo planted`)
-			check(t, r, 0, "planted", `made .*/ws/newsub a repository of its own and recorded it in the index of .*/ws, .*fence moved its \.git to`)
-			if hostGit(t, w, w.ws, marker, "status") {
-				t.Errorf("the host's git status ran the planted repository's config")
-			}
-			if _, err := os.Lstat(w.ws + "/lib/.git"); err != nil {
-				t.Errorf("the submodule that existed at start was moved: %v", err)
-			}
-		})
+		for _, a := range attacks {
+			t.Run(u.name+"/"+a.name, func(t *testing.T) {
+				w := gitWorld(t, u, `{"filesystem": {"allowWrite": ["."]}}`)
+				marker := w.outside + "/MARK"
+				must(t, os.Chmod(w.outside, 0o777))
+				r := w.fence(t, "", append([]string{"MARK=" + marker}, gitEnv...), "-c", a.script+` && echo planted`)
+				check(t, r, 0, "planted", `made .*/ws/newsub a repository of its own and recorded it in the index of .*/ws, .*fence moved its \.git to`)
+				if hostGit(t, w, w.ws, marker, "status") {
+					t.Errorf("the host's git status ran the planted repository's config")
+				}
+				if _, err := os.Lstat(w.ws + "/lib/.git"); err != nil {
+					t.Errorf("the submodule that existed at start was moved: %v", err)
+				}
+			})
+		}
 	}
 }

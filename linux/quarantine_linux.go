@@ -232,7 +232,11 @@ func restoreLink(w sandbox.Watch, stamp string, stderr io.Writer) {
 func checkGitlinks(watches []sandbox.GitlinkWatch, stderr io.Writer) {
 	stamp := quarantineStamp()
 	for _, w := range watches {
-		for _, g := range sandbox.NewGitlinkRepos(w) {
+		repos, err := sandbox.NewGitlinkRepos(w)
+		if err != nil {
+			fmt.Fprintf(stderr, "fence: warning: %v: the command may have recorded a repository of its own there as a submodule, whose config git status would run; check `git ls-files --stage | grep ^160000` before you run git there\n", err)
+		}
+		for _, g := range repos {
 			aside, err := quarantine(g, stamp)
 			if err != nil {
 				fmt.Fprintf(stderr, "fence: warning: the command made %s a repository of its own and recorded it in the index of %s, where git status runs its config, and fence could not move it aside (%v): delete it\n", filepath.Dir(g), w.WorkTree, err)

@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 )
@@ -41,8 +43,8 @@ func gitlinks(path string, hashLen int) ([]string, error) {
 		mode := binary.BigEndian.Uint32(b[off+24 : off+28])
 		flags := binary.BigEndian.Uint16(b[off+40+hashLen : off+fixed])
 		off += fixed
-		if flags&0x4000 != 0 && version >= 3 {
-			off += 2 // extended flags
+		if flags&0x4000 != 0 {
+			off += 2 // extended flags: git reads them whatever the version says
 		}
 		var name []byte
 		if version == 4 {
@@ -71,7 +73,53 @@ func gitlinks(path string, hashLen int) ([]string, error) {
 			out = append(out, string(name))
 		}
 	}
+	if splitIndex(b[min(off, len(b)):], hashLen) {
+		return nil, errSplitIndex
+	}
 	return out, nil
+}
+
+// errSplitIndex is an index whose entries are partly in a shared index.
+var errSplitIndex = errors.New("split git index")
+
+// splitIndex reports whether the extensions after the entries hold a
+// "link" one: the index is split, and entries live in a sharedindex file.
+func splitIndex(ext []byte, hashLen int) bool {
+	for len(ext) >= 8+hashLen {
+		size := int(binary.BigEndian.Uint32(ext[4:8]))
+		if string(ext[:4]) == "link" {
+			return true
+		}
+		if 8+size > len(ext) {
+			return false
+		}
+		ext = ext[8+size:]
+	}
+	return false
+}
+
+// gitlinksByGit asks git itself for the gitlinks of the work tree's index
+// (a split index, or one fence cannot read), with no configuration but
+// the repository's own and nothing that runs a program.
+func gitlinksByGit(workTree string) ([]string, error) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(git, "-C", workTree, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "--no-optional-locks", "ls-files", "--stage", "-z")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=/nonexistent"}
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git ls-files: %w", err)
+	}
+	var links []string
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		meta, name, ok := bytes.Cut(rec, []byte{'\t'})
+		if ok && bytes.HasPrefix(meta, []byte("160000 ")) {
+			links = append(links, string(name))
+		}
+	}
+	return links, nil
 }
 
 // gitlinkWatches lists the work trees of the repositories found, with the
@@ -99,16 +147,6 @@ func gitlinkWatches(disk *Disk) []GitlinkWatch {
 	return out
 }
 
-// fileStamp is a file's size and modification time, "" when it is
-// missing.
-func fileStamp(path string) string {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return ""
-	}
-	return fmt.Sprintf("%d@%d", fi.Size(), fi.ModTime().UnixNano())
-}
-
 // hashFormat is the repository's object format, from its config.
 func hashFormat(commonDir string) string {
 	var includes []string
@@ -122,14 +160,21 @@ func hashFormat(commonDir string) string {
 
 // NewGitlinkRepos returns the .git of each directory the index of w
 // records as a gitlink now that was not a repository at start; nothing
-// when the index is as it was.
-func NewGitlinkRepos(w GitlinkWatch) []string {
+// when the index is as it was (its inode and change time, which no
+// command can set back). An index neither fence nor git can read is an
+// error: the caller cannot vouch for the work tree.
+func NewGitlinkRepos(w GitlinkWatch) ([]string, error) {
 	if fileStamp(w.Index) == w.Stamp {
-		return nil
+		return nil, nil
 	}
 	links, err := gitlinks(w.Index, w.HashLen)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return nil
+		if links, err = gitlinksByGit(w.WorkTree); err != nil {
+			return nil, fmt.Errorf("read the index of %s: %w", w.WorkTree, err)
+		}
 	}
 	var out []string
 	for _, l := range links {
@@ -141,5 +186,5 @@ func NewGitlinkRepos(w GitlinkWatch) []string {
 			out = append(out, filepath.Join(dir, ".git"))
 		}
 	}
-	return out
+	return out, nil
 }

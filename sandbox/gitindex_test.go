@@ -36,3 +36,31 @@ git update-index --index-version ` + version + `
 		})
 	}
 }
+
+// TestNewGitlinkReposSplitIndex: with the index split, the entries are in
+// a shared index fence does not read itself; git is asked instead.
+func TestNewGitlinkReposSplitIndex(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found")
+	}
+	dir := t.TempDir()
+	run := func(script string) {
+		t.Helper()
+		cmd := exec.Command("sh", "-c", script)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	}
+	run(`git init -q . && echo x > f && git add f`)
+	w := GitlinkWatch{WorkTree: dir, Index: dir + "/.git/index", Stamp: fileStamp(dir + "/.git/index"), HashLen: 20}
+	run(`mkdir sub && git -C sub init -q && git update-index --add --cacheinfo 160000,1111111111111111111111111111111111111111,sub && git update-index --split-index`)
+	if _, err := gitlinks(w.Index, 20); err != errSplitIndex {
+		t.Fatalf("gitlinks of a split index: %v, want errSplitIndex", err)
+	}
+	got, err := NewGitlinkRepos(w)
+	if want := []string{dir + "/sub/.git"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("NewGitlinkRepos = %q, %v; want %q", got, err, want)
+	}
+}

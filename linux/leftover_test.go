@@ -565,3 +565,22 @@ func TestLeftBehindGitlink(t *testing.T) {
 		}
 	}
 }
+
+// TestLeftBehindNewModule: a submodule git directory the command creates
+// in .git/modules, with hooks of its own, is what the host's next
+// `git submodule update` checks out and runs; it is moved aside.
+func TestLeftBehindNewModule(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := gitWorld(t, u, `{"filesystem": {"allowWrite": ["."]}}`)
+			r := w.fence(t, "", gitEnv, "-c", `git clone -q --bare ../remote.git .git/modules/evil && mkdir -p .git/modules/evil/hooks && printf '#!/bin/sh\ntouch x\n' > .git/modules/evil/hooks/post-checkout && echo planted`)
+			check(t, r, 0, "planted", `created .*/ws/\.git/modules/evil, a submodule's git directory .*fence moved it to`)
+			if _, err := os.Lstat(w.ws + "/.git/modules/evil"); err == nil {
+				t.Errorf("the planted module is still where git submodule update looks")
+			}
+			if _, err := os.Lstat(w.ws + "/.git/modules/lib"); err != nil {
+				t.Errorf("the module that existed at start was moved: %v", err)
+			}
+		})
+	}
+}

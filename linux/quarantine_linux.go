@@ -140,6 +140,13 @@ func withWritable(dir int, op func() error) error {
 func checkWorktrees(worktrees []sandbox.WorktreeWatch, stderr io.Writer) {
 	stamp := quarantineStamp()
 	for _, w := range worktrees {
+		for _, m := range sandbox.NewModuleDirs(w) {
+			if aside, err := quarantine(m, stamp); err != nil {
+				fmt.Fprintf(stderr, "fence: warning: the command created %s, a submodule's git directory whose hooks and config git submodule update would run, and fence could not move it aside (%v): delete it\n", m, err)
+			} else {
+				fmt.Fprintf(stderr, "fence: warning: the command created %s, a submodule's git directory whose hooks and config git submodule update would run; fence moved it to %s\n", m, aside)
+			}
+		}
 		for _, f := range sandbox.NewWorktreeFiles(w) {
 			aside, err := quarantine(f, stamp)
 			if err != nil {

@@ -379,6 +379,10 @@ func worktreeWatches(disk *Disk) []WorktreeWatch {
 		for _, e := range entries {
 			w.Existing = append(w.Existing, e.Name())
 		}
+		modules, _ := os.ReadDir(filepath.Join(r.CommonDir, "modules"))
+		for _, e := range modules {
+			w.Modules = append(w.Modules, e.Name())
+		}
 		out = append(out, w)
 	}
 	return out
@@ -407,6 +411,19 @@ func NewWorktreeFiles(w WorktreeWatch) []string {
 		}
 		if _, err := os.Lstat(filepath.Join(dir, "config.worktree")); err == nil {
 			out = append(out, filepath.Join(dir, "config.worktree"))
+		}
+	}
+	return out
+}
+
+// NewModuleDirs returns the submodule git directories added to w's
+// repository since the start.
+func NewModuleDirs(w WorktreeWatch) []string {
+	entries, _ := os.ReadDir(filepath.Join(w.CommonDir, "modules"))
+	var out []string
+	for _, e := range entries {
+		if !slices.Contains(w.Modules, e.Name()) {
+			out = append(out, filepath.Join(w.CommonDir, "modules", e.Name()))
 		}
 	}
 	return out

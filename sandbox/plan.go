@@ -90,6 +90,10 @@ type GitlinkWatch struct {
 type WorktreeWatch struct {
 	CommonDir string   `json:"commonDir"`
 	Existing  []string `json:"existing,omitempty"`
+	// Modules are the submodules' git directories (CommonDir/modules/*)
+	// at start: one the command adds, with hooks and config of its own,
+	// is what `git submodule update` would check out and run.
+	Modules []string `json:"modules,omitempty"`
 }
 
 // Watch is a protected path that did not exist when the sandbox started.

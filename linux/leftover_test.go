@@ -584,3 +584,48 @@ func TestLeftBehindNewModule(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftBehindLinksOnTheWay: links on the way to protected paths (a
+// directory link ~/.config, a link to a link through ~/dots) are put
+// back after the run, and the directory of a protected link is pinned.
+func TestLeftBehindLinksOnTheWay(t *testing.T) {
+	attacks := []struct{ name, script, stderr, link, target string }{
+		{"a linked ~/.config replaced by a directory", `rm ~/.config && mkdir -p ~/.config/git && printf '[core]\n\tfsmonitor = x\n' > ~/.config/git/config`,
+			`replaced .*/home/\.config, a symlink to dotcfg .*restored the link`, "/.config", "dotcfg"},
+		{"a linked directory on the way to a linked ~/.bashrc", `rm ~/dots && mkdir ~/dots && echo 'touch x' > ~/dots/bashrc`,
+			`replaced .*/home/dots, a symlink to src/dots .*restored the link`, "/dots", "src/dots"},
+		{"the directory of a protected link moved away", `mv ~/.ssh ~/.ssh.old`, `Device or resource busy`, "/.ssh/config", "../dotcfg/ssh_config"},
+	}
+	for _, u := range users(t) {
+		for _, a := range attacks {
+			t.Run(u.name+"/"+a.name, func(t *testing.T) {
+				w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": [".", "~"]}}`)
+				h := w.home
+				for _, d := range []string{"/dotcfg/git", "/src/dots", "/.ssh"} {
+					must(t, os.MkdirAll(h+d, 0o755))
+				}
+				must(t, os.WriteFile(h+"/dotcfg/git/config", []byte("[user]\n"), 0o644))
+				must(t, os.WriteFile(h+"/dotcfg/ssh_config", []byte("Host x\n"), 0o644))
+				must(t, os.WriteFile(h+"/src/dots/bashrc", []byte("# mine\n"), 0o644))
+				must(t, os.Remove(h+"/.bashrc"))
+				must(t, os.Symlink("dotcfg", h+"/.config"))
+				must(t, os.Symlink("src/dots", h+"/dots"))
+				must(t, os.Symlink("dots/bashrc", h+"/.bashrc"))
+				must(t, os.Symlink("../dotcfg/ssh_config", h+"/.ssh/config"))
+				must(t, filepath.Walk(h, func(p string, _ os.FileInfo, err error) error { must(t, err); return os.Lchown(p, u.uid, u.uid) }))
+				r := w.fence(t, "", nil, "-c", a.script)
+				if !regexp.MustCompile(a.stderr).MatchString(r.stderr) {
+					t.Errorf("stderr does not match %q:\n%s", a.stderr, r.stderr)
+				}
+				if target, err := os.Readlink(h + a.link); err != nil || target != a.target {
+					t.Errorf("%s -> %q, %v; want the link to %s back", a.link, target, err, a.target)
+				}
+				for name, want := range map[string]string{"/dotcfg/git/config": "[user]\n", "/src/dots/bashrc": "# mine\n", "/dotcfg/ssh_config": "Host x\n"} {
+					if b, _ := os.ReadFile(h + name); string(b) != want {
+						t.Errorf("%s = %q, want it unchanged", name, b)
+					}
+				}
+			})
+		}
+	}
+}

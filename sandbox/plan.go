@@ -334,7 +334,6 @@ func (b *builder) resolve(rules []policy.Rule, scope *linkScope) []resolved {
 		case r.Glob:
 			b.watchGlob(r)
 		case found > 0:
-			b.watchLink(r)
 		default:
 			// Canonical, so that the after-run check can walk it
 			// without following a link the command planted.
@@ -345,17 +344,68 @@ func (b *builder) resolve(rules []policy.Rule, scope *linkScope) []resolved {
 	return out
 }
 
-// watchLink watches the protected path of r when it is itself a symlink:
-// the mounts cover what it leads to, and the link, an entry of a
-// directory the command may write, is checked after the run.
-func (b *builder) watchLink(r policy.Rule) {
-	p := path.Join(b.m.disk.canonical(path.Dir(r.Pattern)), path.Base(r.Pattern))
-	if e, ok := b.m.disk.lookup(p); !ok || e.Type()&fs.ModeSymlink == 0 {
-		return
+// watchLinks watches every symlink on the way to a path fence always
+// protects that lies in a tree the command may write (~/.bashrc linked
+// into a dotfiles repository, ~/.config linked elsewhere, a link to a
+// link): the mounts cover what the links lead to, not the links, which
+// the command could replace; fence puts them back after the run, and
+// pins their directories so that none can be moved away.
+func (b *builder) watchLinks(write []resolved) {
+	seen := map[string]bool{}
+	for _, r := range slices.Concat(b.pol.DenyWrite, b.pol.DenyRead) {
+		if !strings.HasPrefix(r.Key, "mandatory.") || r.Glob {
+			continue
+		}
+		for _, l := range b.m.disk.linksOnTheWay(r.Pattern) {
+			if seen[l.path] || !coveredBy(path.Dir(l.path), write) {
+				continue
+			}
+			seen[l.path] = true
+			b.plan.Watch = append(b.plan.Watch, Watch{Path: l.path, Quarantine: policy.Quarantined(r.Key), Why: r.Origin, Link: l.target})
+		}
 	}
-	if target, err := os.Readlink(p); err == nil {
-		b.plan.Watch = append(b.plan.Watch, Watch{Path: p, Quarantine: policy.Quarantined(r.Key), Why: r.Origin, Link: target})
+}
+
+type linkSeen struct{ path, target string }
+
+// linksOnTheWay returns the symlinks met in resolving p, each at its
+// canonical place, with what it says; listings come from d.
+func (d *Disk) linksOnTheWay(p string) []linkSeen {
+	var out []linkSeen
+	hops := 0
+	var walk func(dir string, rest []string) string
+	walk = func(dir string, rest []string) string {
+		for i, name := range rest {
+			switch name {
+			case "", ".":
+				continue
+			case "..":
+				dir = path.Dir(dir)
+				continue
+			}
+			next := path.Join(dir, name)
+			e, ok := d.lookup(next)
+			if !ok {
+				return path.Join(append([]string{next}, rest[i+1:]...)...)
+			}
+			if e.Type()&fs.ModeSymlink == 0 {
+				dir = next
+				continue
+			}
+			target, err := os.Readlink(next)
+			if hops++; err != nil || hops > 40 {
+				return next
+			}
+			out = append(out, linkSeen{next, target})
+			if !path.IsAbs(target) {
+				target = path.Join(dir, target)
+			}
+			dir = walk("/", strings.Split(path.Clean(target), "/"))
+		}
+		return dir
 	}
+	walk("/", strings.Split(path.Clean(p), "/"))
+	return out
 }
 
 // watchGlob watches a glob fence always protects (a user site-packages
@@ -423,7 +473,8 @@ func (b *builder) build() {
 		b.execDenies()
 	}
 	sortByDepth(mounts.Masks, func(x Mask) string { return x.Path })
-	pinAncestors(mounts)
+	b.watchLinks(write)
+	pinAncestors(mounts, b.plan.Watch)
 	b.landlock(read, exec, write)
 }
 
@@ -434,7 +485,11 @@ func (b *builder) build() {
 // and all, and put a file of its own where the next run or the host
 // looks. A mount point cannot be renamed or removed (EBUSY), so with every
 // ancestor a mount point nothing on the way can move.
-func pinAncestors(mounts *Mounts) {
+//
+// The directories of watched links (see watchLinks) are pinned the same
+// way: a link itself cannot be a mount point, but with its directory
+// pinned it stays where fence checks it after the run.
+func pinAncestors(mounts *Mounts, watch []Watch) {
 	var protected []string
 	for _, bind := range mounts.Binds {
 		if !bind.Write {
@@ -443,6 +498,11 @@ func pinAncestors(mounts *Mounts) {
 	}
 	for _, m := range mounts.Masks {
 		protected = append(protected, m.Path)
+	}
+	for _, w := range watch {
+		if w.Link != "" {
+			protected = append(protected, w.Path)
+		}
 	}
 	pinned := map[string]bool{}
 	for _, bind := range mounts.Binds {

@@ -15,11 +15,13 @@ import (
 // and the repositories found, for the after-run checks. A zero Disk is
 // ready to use; nil reads the disk every time.
 type Disk struct {
-	dirs  map[string]listing
-	real  map[string]string // path -> canonical, see canonical
-	scope *linkScope        // see linkScope
-	extra []string          // more link trees, see AddLinkTrees
-	repos *RepoSearch
+	dirs   map[string]listing
+	stats  map[string]fs.DirEntry // path -> what lstat said, nil for missing
+	denied map[string]bool        // paths lstat was refused
+	real   map[string]string      // path -> canonical, see canonical
+	scope  *linkScope             // see linkScope
+	extra  []string               // more link trees, see AddLinkTrees
+	repos  *RepoSearch
 }
 
 type listing struct {
@@ -90,27 +92,61 @@ func (d *Disk) walk(p string, e fs.DirEntry, fn fs.WalkDirFunc) error {
 	return nil
 }
 
-// lookup reports whether p exists, without following a final link, from
-// the listing of its directory (one read for all the names fence checks
-// there); a directory it may not list is asked about p alone.
+// lookup reports whether p exists, without following a final link: from
+// the listing of its directory when a walk has read it, else from one
+// lstat, remembered (and a path below one known to be missing is missing
+// without asking).
 func (d *Disk) lookup(p string) (fs.DirEntry, bool) {
-	dir, name := filepath.Split(p)
-	entries, err := d.ReadDir(filepath.Clean(dir))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false
+	if d == nil {
+		return lstatEntry(p)
 	}
-	if err != nil {
-		fi, err := os.Lstat(p)
-		if err != nil {
+	dir, name := filepath.Split(p)
+	dir = filepath.Clean(dir)
+	if l, ok := d.dirs[dir]; ok && l.err == nil {
+		i, ok := slices.BinarySearchFunc(l.entries, name, func(e fs.DirEntry, n string) int { return strings.Compare(e.Name(), n) })
+		if !ok {
 			return nil, false
 		}
-		return fs.FileInfoToDirEntry(fi), true
+		return l.entries[i], true
 	}
-	i, ok := slices.BinarySearchFunc(entries, name, func(e fs.DirEntry, n string) int { return strings.Compare(e.Name(), n) })
-	if !ok {
+	if e, ok := d.stats[p]; ok {
+		return e, e != nil
+	}
+	var e fs.DirEntry
+	if parent, known := d.stats[dir]; !known || parent != nil {
+		fi, err := os.Lstat(p)
+		if err == nil {
+			e = fs.FileInfoToDirEntry(fi)
+		} else if errors.Is(err, fs.ErrPermission) {
+			if d.denied == nil {
+				d.denied = map[string]bool{}
+			}
+			d.denied[p] = true
+		}
+	}
+	if d.stats == nil {
+		d.stats = map[string]fs.DirEntry{}
+	}
+	d.stats[p] = e
+	return e, e != nil
+}
+
+// unreachable reports whether fence was refused a look at p (a directory
+// on the way it may not search).
+func (d *Disk) unreachable(p string) bool {
+	if d == nil {
+		_, err := os.Lstat(p)
+		return errors.Is(err, fs.ErrPermission)
+	}
+	return d.denied[p]
+}
+
+func lstatEntry(p string) (fs.DirEntry, bool) {
+	fi, err := os.Lstat(p)
+	if err != nil {
 		return nil, false
 	}
-	return entries[i], true
+	return fs.FileInfoToDirEntry(fi), true
 }
 
 // canonical is ResolvePath(p, "/"), with each directory resolved once

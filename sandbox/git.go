@@ -34,7 +34,7 @@ func FindRepos(p *policy.Policy, budget time.Duration, disk *Disk) (*RepoSearch,
 	f.readUserConfig()
 	workspace := policy.WorkspaceRoot(p.Dir)
 	f.around(p.Dir)
-	for _, w := range writableTrees(p) {
+	for _, w := range writableTrees(p, disk) {
 		f.around(w)
 		var err error
 		switch {
@@ -50,7 +50,7 @@ func FindRepos(p *policy.Policy, budget time.Duration, disk *Disk) (*RepoSearch,
 			return nil, err
 		}
 	}
-	found := &RepoSearch{Repos: f.repos, Unlisted: f.unlisted, NewGit: newGitPaths(p, workspace), UserNamed: f.userNamed()}
+	found := &RepoSearch{Repos: f.repos, Unlisted: f.unlisted, NewGit: newGitPaths(p, workspace, disk), UserNamed: f.userNamed()}
 	if disk != nil {
 		disk.repos = found
 	}
@@ -73,8 +73,8 @@ type RepoSearch struct {
 	NewGit []string
 }
 
-func newGitPaths(p *policy.Policy, workspace string) []string {
-	trees := writableTrees(p)
+func newGitPaths(p *policy.Policy, workspace string, disk *Disk) []string {
+	trees := writableTrees(p, disk)
 	var out []string
 	for d := p.Dir; ; d = filepath.Dir(d) {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
@@ -91,14 +91,15 @@ func newGitPaths(p *policy.Policy, workspace string) []string {
 
 // writableTrees are the existing trees p lets the command write, with
 // their symlinks resolved.
-func writableTrees(p *policy.Policy) []string {
+func writableTrees(p *policy.Policy, disk *Disk) []string {
 	var out []string
 	for _, r := range p.Write {
 		base := r.Pattern
 		if r.Glob {
 			base = literalPrefix(r.Pattern)
 		}
-		if real, err := filepath.EvalSymlinks(base); err == nil && !slices.Contains(out, real) {
+		real := disk.canonical(base)
+		if _, ok := disk.lookup(real); ok && !slices.Contains(out, real) {
 			out = append(out, real)
 		}
 	}

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -42,7 +41,11 @@ type globResult struct {
 }
 
 func globKey(r policy.Rule) string {
-	return r.Origin + "\x00" + r.Pattern + "\x00" + fmt.Sprint(r.Fold)
+	fold := "\x00"
+	if r.Fold {
+		fold = "\x01"
+	}
+	return r.Origin + "\x00" + r.Pattern + fold
 }
 
 // existing returns the existing paths that rule r names, with their
@@ -76,7 +79,7 @@ func (m *matcher) matches(r policy.Rule) []string {
 	default:
 		if _, ok := m.disk.lookup(r.Pattern); ok {
 			found = []string{r.Pattern}
-		} else if _, err := m.disk.ReadDir(path.Dir(r.Pattern)); m.deny[globKey(r)] && errors.Is(err, fs.ErrPermission) {
+		} else if m.deny[globKey(r)] && m.disk.unreachable(r.Pattern) {
 			found = unsearchable(r.Pattern)
 		}
 	}

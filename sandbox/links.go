@@ -55,9 +55,10 @@ var errLoop = errors.New("too many levels of symbolic links")
 // its own path holds links that may be followed, resolved.
 type linkScope struct {
 	trees, own []string
+	disk       *Disk // the listings to resolve with; nil reads the disk
 }
 
-func linkTrees(p *policy.Policy, extra []string) linkScope {
+func linkTrees(p *policy.Policy, extra []string, disk *Disk) linkScope {
 	var own []string
 	for _, r := range p.Write {
 		if r.Glob {
@@ -75,8 +76,8 @@ func linkTrees(p *policy.Policy, extra []string) linkScope {
 		suspect = append(suspect, TempTrees...)
 	}
 	suspect = append(suspect, extra...)
-	first := linkScope{trees: slices.Concat(own, suspect), own: own}
-	scope := linkScope{trees: slices.Clone(first.trees), own: slices.Clone(own)}
+	first := linkScope{trees: slices.Concat(own, suspect), own: own, disk: disk}
+	scope := linkScope{trees: slices.Clone(first.trees), own: slices.Clone(own), disk: disk}
 	for i, t := range first.trees {
 		real, err := guardedResolve(t, first)
 		if err != nil || real == t {
@@ -140,11 +141,11 @@ func resolveFrom(dir string, rest []string, orig string, scope linkScope, hops *
 			continue
 		}
 		next := filepath.Join(dir, name)
-		fi, err := os.Lstat(next)
-		if err != nil {
+		e, ok := scope.disk.lookup(next)
+		if !ok {
 			return filepath.Join(append([]string{next}, rest[i+1:]...)...), nil
 		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
+		if e.Type()&fs.ModeSymlink == 0 {
 			dir = next
 			continue
 		}
@@ -197,10 +198,10 @@ func containingTree(dir string, trees []string) (string, bool) {
 // matches are guarded with the same scope.
 func (d *Disk) linkScope(p *policy.Policy) linkScope {
 	if d == nil {
-		return linkTrees(p, nil)
+		return linkTrees(p, nil, nil)
 	}
 	if d.scope == nil {
-		s := linkTrees(p, d.extra)
+		s := linkTrees(p, d.extra, d)
 		d.scope = &s
 	}
 	return *d.scope

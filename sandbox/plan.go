@@ -563,24 +563,28 @@ func under(p, dir string) bool {
 // that a mount never hides one made before it and plans are stable.
 func sortByDepth[T any](xs []T, pathOf func(T) string) {
 	type keyed struct {
-		depth int
-		path  string
-		x     T
+		depth, i int
+		path     string
 	}
 	ks := make([]keyed, len(xs))
 	for i, x := range xs {
 		p := path.Clean(pathOf(x))
-		ks[i] = keyed{strings.Count(p, "/"), p, x}
+		ks[i] = keyed{strings.Count(p, "/"), i, p}
 	}
-	slices.SortStableFunc(ks, func(a, b keyed) int {
+	slices.SortFunc(ks, func(a, b keyed) int {
 		if d := a.depth - b.depth; d != 0 {
 			return d
 		}
-		return strings.Compare(a.path, b.path)
+		if c := strings.Compare(a.path, b.path); c != 0 {
+			return c
+		}
+		return a.i - b.i // stable
 	})
-	for i := range ks {
-		xs[i] = ks[i].x
+	sorted := make([]T, len(xs))
+	for j, k := range ks {
+		sorted[j] = xs[k.i]
 	}
+	copy(xs, sorted)
 }
 
 func (b *builder) landlock(read, exec, write []resolved) {

@@ -19,6 +19,7 @@ type Disk struct {
 	stats  map[string]fs.DirEntry // path -> what lstat said, nil for missing
 	denied map[string]bool        // paths lstat was refused
 	real   map[string]string      // path -> canonical, see canonical
+	walked map[string]walkedDir   // directory -> see linksTo
 	scope  *linkScope             // see linkScope
 	extra  []string               // more link trees, see AddLinkTrees
 	repos  *RepoSearch

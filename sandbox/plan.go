@@ -356,7 +356,7 @@ func (b *builder) watchLinks(write []resolved) {
 		if !strings.HasPrefix(r.Key, "mandatory.") || r.Glob {
 			continue
 		}
-		for _, l := range b.m.disk.linksOnTheWay(r.Pattern) {
+		for _, l := range b.m.disk.linksTo(r.Pattern) {
 			if seen[l.path] || !coveredBy(path.Dir(l.path), write) {
 				continue
 			}
@@ -368,9 +368,31 @@ func (b *builder) watchLinks(write []resolved) {
 
 type linkSeen struct{ path, target string }
 
-// linksOnTheWay returns the symlinks met in resolving p, each at its
-// canonical place, with what it says; listings come from d.
-func (d *Disk) linksOnTheWay(p string) []linkSeen {
+// linksTo returns the symlinks met in resolving p, each at its canonical
+// place, with what it says; what the walk to p's directory found is
+// remembered, since the protected paths share a few directories.
+func (d *Disk) linksTo(p string) []linkSeen {
+	dir := path.Dir(p)
+	w, ok := d.walked[dir]
+	if !ok {
+		w.links, w.real = d.linksFrom("/", dir)
+		if d.walked == nil {
+			d.walked = map[string]walkedDir{}
+		}
+		d.walked[dir] = w
+	}
+	last, _ := d.linksFrom(w.real, path.Base(p))
+	return append(slices.Clip(w.links), last...)
+}
+
+type walkedDir struct {
+	links []linkSeen
+	real  string
+}
+
+// linksFrom resolves rel from the canonical directory start, returning
+// the links met and where it ends.
+func (d *Disk) linksFrom(start, rel string) ([]linkSeen, string) {
 	var out []linkSeen
 	hops := 0
 	var walk func(dir string, rest []string) string
@@ -404,8 +426,8 @@ func (d *Disk) linksOnTheWay(p string) []linkSeen {
 		}
 		return dir
 	}
-	walk("/", strings.Split(path.Clean(p), "/"))
-	return out
+	end := walk(start, strings.Split(path.Clean(rel), "/"))
+	return out, end
 }
 
 // watchGlob watches a glob fence always protects (a user site-packages

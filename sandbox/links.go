@@ -127,48 +127,67 @@ func GuardLinks(p *policy.Policy, disk *Disk) (dropped []string, err error) {
 // not one this run may write, into one that is. A missing tail is
 // joined back as it is written.
 func guardedResolve(p string, scope linkScope) (string, error) {
-	hops := 0
-	return resolveFrom("/", strings.Split(filepath.Clean(p), "/"), p, scope, &hops)
+	return scope.disk.resolveLinks("/", p, func(l linkSeen, dir, real string) error {
+		if tree, ok := containingTree(dir, scope.trees); ok && !scope.allows(tree, real) {
+			return &LinkError{Path: p, Link: l.path, Target: real, Tree: tree}
+		}
+		return nil
+	})
 }
 
-func resolveFrom(dir string, rest []string, orig string, scope linkScope, hops *int) (string, error) {
-	for i, name := range rest {
-		switch name {
-		case "", ".":
-			continue
-		case "..":
-			dir = filepath.Dir(dir)
-			continue
+// linkSeen is a symlink met while resolving a path, at its canonical
+// place, with what it says.
+type linkSeen struct{ path, target string }
+
+// resolveLinks resolves rel from the canonical directory start as
+// filepath.EvalSymlinks does (a missing tail joined back as written),
+// with listings from d, and calls onLink for each symlink on the way,
+// with the directory it lies in and where it leads, resolved; an error
+// from onLink stops the walk.
+func (d *Disk) resolveLinks(start, rel string, onLink func(l linkSeen, dir, real string) error) (string, error) {
+	hops := 0
+	var walk func(dir string, rest []string) (string, error)
+	walk = func(dir string, rest []string) (string, error) {
+		for i, name := range rest {
+			switch name {
+			case "", ".":
+				continue
+			case "..":
+				dir = filepath.Dir(dir)
+				continue
+			}
+			next := filepath.Join(dir, name)
+			e, ok := d.lookup(next)
+			if !ok {
+				return filepath.Join(append([]string{next}, rest[i+1:]...)...), nil
+			}
+			if e.Type()&fs.ModeSymlink == 0 {
+				dir = next
+				continue
+			}
+			if hops++; hops > 40 {
+				return "", fmt.Errorf("resolve %q: %w", filepath.Join(start, rel), errLoop)
+			}
+			target, err := os.Readlink(next)
+			if err != nil {
+				return "", fmt.Errorf("resolve %q: %w", filepath.Join(start, rel), err)
+			}
+			abs := target
+			if !filepath.IsAbs(abs) {
+				abs = filepath.Join(dir, abs)
+			}
+			real, err := walk("/", strings.Split(filepath.Clean(abs), "/"))
+			if err != nil {
+				return "", err
+			}
+			if err := onLink(linkSeen{next, target}, dir, real); err != nil {
+				return "", err
+			}
+			dir = real
 		}
-		next := filepath.Join(dir, name)
-		e, ok := scope.disk.lookup(next)
-		if !ok {
-			return filepath.Join(append([]string{next}, rest[i+1:]...)...), nil
-		}
-		if e.Type()&fs.ModeSymlink == 0 {
-			dir = next
-			continue
-		}
-		if *hops++; *hops > 40 {
-			return "", fmt.Errorf("resolve %q: %w", orig, errLoop)
-		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return "", fmt.Errorf("resolve %q: %w", orig, err)
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(dir, target)
-		}
-		real, err := resolveFrom("/", strings.Split(filepath.Clean(target), "/"), orig, scope, hops)
-		if err != nil {
-			return "", err
-		}
-		if tree, ok := containingTree(dir, scope.trees); ok && !scope.allows(tree, real) {
-			return "", &LinkError{Path: orig, Link: next, Target: real, Tree: tree}
-		}
-		dir = real
+		return dir, nil
 	}
-	return dir, nil
+	return walk(start, strings.Split(filepath.Clean(rel), "/"))
 }
 
 // allows reports whether a link in tree may lead to real: inside the

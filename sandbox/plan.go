@@ -366,8 +366,6 @@ func (b *builder) watchLinks(write []resolved) {
 	}
 }
 
-type linkSeen struct{ path, target string }
-
 // linksTo returns the symlinks met in resolving p, each at its canonical
 // place, with what it says; what the walk to p's directory found is
 // remembered, since the protected paths share a few directories.
@@ -381,6 +379,9 @@ func (d *Disk) linksTo(p string) []linkSeen {
 		}
 		d.walked[dir] = w
 	}
+	if w.real == "" {
+		return w.links // a link on the way that cannot be read, or a loop
+	}
 	last, _ := d.linksFrom(w.real, path.Base(p))
 	return append(slices.Clip(w.links), last...)
 }
@@ -391,42 +392,14 @@ type walkedDir struct {
 }
 
 // linksFrom resolves rel from the canonical directory start, returning
-// the links met and where it ends.
+// the links met and where it ends ("" when a link could not be read or
+// the links loop).
 func (d *Disk) linksFrom(start, rel string) ([]linkSeen, string) {
 	var out []linkSeen
-	hops := 0
-	var walk func(dir string, rest []string) string
-	walk = func(dir string, rest []string) string {
-		for i, name := range rest {
-			switch name {
-			case "", ".":
-				continue
-			case "..":
-				dir = path.Dir(dir)
-				continue
-			}
-			next := path.Join(dir, name)
-			e, ok := d.lookup(next)
-			if !ok {
-				return path.Join(append([]string{next}, rest[i+1:]...)...)
-			}
-			if e.Type()&fs.ModeSymlink == 0 {
-				dir = next
-				continue
-			}
-			target, err := os.Readlink(next)
-			if hops++; err != nil || hops > 40 {
-				return next
-			}
-			out = append(out, linkSeen{next, target})
-			if !path.IsAbs(target) {
-				target = path.Join(dir, target)
-			}
-			dir = walk("/", strings.Split(path.Clean(target), "/"))
-		}
-		return dir
-	}
-	end := walk(start, strings.Split(path.Clean(rel), "/"))
+	end, _ := d.resolveLinks(start, rel, func(l linkSeen, _, _ string) error {
+		out = append(out, l)
+		return nil
+	})
 	return out, end
 }
 

@@ -629,3 +629,59 @@ func TestLeftBehindLinksOnTheWay(t *testing.T) {
 		}
 	}
 }
+
+// TestLeftBehindDanglingAndDotDotLinks: a protected link whose target does
+// not exist yet has its target watched (the command's file there is moved
+// aside, the user's link stays), and a link whose target climbs out with
+// ".." is followed as the kernel follows it.
+func TestLeftBehindDanglingAndDotDotLinks(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": [".", "~"]}}`)
+			h := w.home
+			must(t, os.MkdirAll(h+"/dots/x", 0o755))
+			must(t, os.WriteFile(h+"/dots/profile", []byte("# mine\n"), 0o644))
+			must(t, os.Remove(h+"/.bashrc"))
+			must(t, os.Symlink("dots/bashrc", h+"/.bashrc"))
+			must(t, os.Symlink("dots/x/../profile", h+"/.profile"))
+			must(t, filepath.Walk(h, func(p string, _ os.FileInfo, err error) error { must(t, err); return os.Lchown(p, u.uid, u.uid) }))
+			r := w.fence(t, "", nil, "-c", `echo 'touch x' > ~/dots/bashrc; mkdir -p ~/evil/sub && echo 'touch y' > ~/evil/profile && rmdir ~/dots/x && ln -s ../evil/sub ~/dots/x; true`)
+			check(t, r, 0, "", `(?s)created .*/home/dots/bashrc .*fence moved it to.*replaced .*/home/dots/x, a symlink|created .*/home/dots/bashrc .*fence moved it to`)
+			if target, err := os.Readlink(h + "/.bashrc"); err != nil || target != "dots/bashrc" {
+				t.Errorf("~/.bashrc -> %q, %v; want the user's link left alone", target, err)
+			}
+			if _, err := os.Lstat(h + "/dots/bashrc"); err == nil {
+				t.Errorf("the command's file is where the user's link leads")
+			}
+			if b, err := os.ReadFile(h + "/.profile"); err != nil || string(b) != "# mine\n" {
+				t.Errorf("~/.profile reads %q, %v; want the user's own", b, err)
+			}
+		})
+	}
+}
+
+// TestLeftBehindUninitializedSubmodule: a submodule that is not checked
+// out leaves an empty directory and a gitlink in the index; a repository
+// the command creates in that directory is entered by the host's next git
+// status, so its .git is moved aside.
+func TestLeftBehindUninitializedSubmodule(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := gitWorld(t, u, `{"filesystem": {"allowWrite": ["."]}}`)
+			setup := `set -e
+git -c protocol.file.allow=always submodule add -q -b main ../remote.git subm && git commit -qm sub
+git submodule deinit -q -f subm && rm -rf .git/modules/subm
+`
+			if out, err := w.userCmd(w.ws, "sh", "-c", setup).CombinedOutput(); err != nil {
+				t.Fatalf("setup: %v\n%s", err, out)
+			}
+			marker := w.outside + "/MARK"
+			must(t, os.Chmod(w.outside, 0o777))
+			r := w.fence(t, "", append([]string{"MARK=" + marker}, gitEnv...), "-c", `cd subm && git init -q && git config core.fsmonitor "touch $MARK; false" && echo planted`)
+			check(t, r, 0, "planted", `created .*/ws/subm/\.git .*fence moved it to`)
+			if hostGit(t, w, w.ws, marker, "status") {
+				t.Errorf("the host's git status ran the planted repository's config")
+			}
+		})
+	}
+}

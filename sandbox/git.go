@@ -50,7 +50,8 @@ func FindRepos(p *policy.Policy, budget time.Duration, disk *Disk) (*RepoSearch,
 			return nil, err
 		}
 	}
-	found := &RepoSearch{Repos: f.repos, Unlisted: f.unlisted, NewGit: newGitPaths(p, workspace, disk), UserNamed: f.userNamed()}
+	newGit := append(newGitPaths(p, workspace, disk), f.uninitialized()...)
+	found := &RepoSearch{Repos: f.repos, Unlisted: f.unlisted, NewGit: newGit, UserNamed: f.userNamed()}
 	if disk != nil {
 		disk.repos = found
 	}
@@ -66,10 +67,12 @@ type RepoSearch struct {
 	// name for git to read or run wherever it runs: included files and
 	// absolute paths (relative ones are in each repository's Named).
 	UserNamed []policy.GitNamed
-	// NewGit are the .git paths, missing now, that would put a
-	// repository of the command's around the working directory: in the
-	// working directory and each directory above it, up to the work tree
-	// that holds it (or the root), that the command may write.
+	// NewGit are the .git paths, missing now, where a repository of the
+	// command's would be one the host's git enters: in the working
+	// directory and each directory above it, up to the work tree that
+	// holds it (or the root), that the command may write; and in each
+	// submodule's directory of a work tree found (the path .gitmodules
+	// names) that is not checked out, whose gitlink git status follows.
 	NewGit []string
 }
 
@@ -425,6 +428,31 @@ func NewModuleDirs(w WorktreeWatch) []string {
 	for _, e := range entries {
 		if !slices.Contains(w.Modules, e.Name()) {
 			out = append(out, filepath.Join(w.CommonDir, "modules", e.Name()))
+		}
+	}
+	return out
+}
+
+// uninitialized are the .git paths of the submodules the work trees found
+// name in .gitmodules but have not checked out: a repository the command
+// creates there is entered by the host's next git status through the
+// gitlink already in the index.
+func (f *repoFinder) uninitialized() []string {
+	var out []string
+	for _, r := range f.repos {
+		if r.WorkTree == "" {
+			continue
+		}
+		var includes []string
+		for _, e := range readGitConfig(filepath.Join(r.WorkTree, ".gitmodules"), "", maxGitIncludes, &includes) {
+			if !strings.HasPrefix(e.key, "submodule.") || !strings.HasSuffix(e.key, ".path") {
+				continue
+			}
+			dir := filepath.Join(r.WorkTree, filepath.FromSlash(e.value))
+			g := filepath.Join(dir, ".git")
+			if _, err := os.Lstat(g); err != nil && under(dir, r.WorkTree) && !slices.Contains(out, g) {
+				out = append(out, g)
+			}
 		}
 	}
 	return out

@@ -127,7 +127,7 @@ func GuardLinks(p *policy.Policy, disk *Disk) (dropped []string, err error) {
 // not one this run may write, into one that is. A missing tail is
 // joined back as it is written.
 func guardedResolve(p string, scope linkScope) (string, error) {
-	return scope.disk.resolveLinks("/", p, func(l linkSeen, dir, real string) error {
+	return scope.disk.resolveLinks("/", p, nil, func(l linkSeen, dir, real string) error {
 		if tree, ok := containingTree(dir, scope.trees); ok && !scope.allows(tree, real) {
 			return &LinkError{Path: p, Link: l.path, Target: real, Tree: tree}
 		}
@@ -137,14 +137,19 @@ func guardedResolve(p string, scope linkScope) (string, error) {
 
 // linkSeen is a symlink met while resolving a path, at its canonical
 // place, with what it says.
-type linkSeen struct{ path, target string }
+type linkSeen struct {
+	path, target string
+	up           bool // not a link: a directory a ".." climbs out of
+}
 
-// resolveLinks resolves rel from the canonical directory start as
-// filepath.EvalSymlinks does (a missing tail joined back as written),
+// resolveLinks resolves rel from the canonical directory start as the
+// kernel does (a missing tail joined back as written),
 // with listings from d, and calls onLink for each symlink on the way,
 // with the directory it lies in and where it leads, resolved; an error
-// from onLink stops the walk.
-func (d *Disk) resolveLinks(start, rel string, onLink func(l linkSeen, dir, real string) error) (string, error) {
+// from onLink stops the walk. onUp, when set, hears of each directory a
+// ".." leaves: the kernel climbs from what it is, so it must stay what it
+// is.
+func (d *Disk) resolveLinks(start, rel string, onUp func(dir string), onLink func(l linkSeen, dir, real string) error) (string, error) {
 	hops := 0
 	var walk func(dir string, rest []string) (string, error)
 	walk = func(dir string, rest []string) (string, error) {
@@ -153,6 +158,9 @@ func (d *Disk) resolveLinks(start, rel string, onLink func(l linkSeen, dir, real
 			case "", ".":
 				continue
 			case "..":
+				if onUp != nil {
+					onUp(dir)
+				}
 				dir = filepath.Dir(dir)
 				continue
 			}
@@ -172,15 +180,17 @@ func (d *Disk) resolveLinks(start, rel string, onLink func(l linkSeen, dir, real
 			if err != nil {
 				return "", fmt.Errorf("resolve %q: %w", filepath.Join(start, rel), err)
 			}
-			abs := target
-			if !filepath.IsAbs(abs) {
-				abs = filepath.Join(dir, abs)
+			// The target's own ".." are taken as the kernel takes them,
+			// from the directory reached so far, not by cleaning the text.
+			from := dir
+			if filepath.IsAbs(target) {
+				from = "/"
 			}
-			real, err := walk("/", strings.Split(filepath.Clean(abs), "/"))
+			real, err := walk(from, strings.Split(target, "/"))
 			if err != nil {
 				return "", err
 			}
-			if err := onLink(linkSeen{next, target}, dir, real); err != nil {
+			if err := onLink(linkSeen{path: next, target: target}, dir, real); err != nil {
 				return "", err
 			}
 			dir = real
@@ -224,4 +234,14 @@ func (d *Disk) linkScope(p *policy.Policy) linkScope {
 		d.scope = &s
 	}
 	return *d.scope
+}
+
+// landing is where p leads: its links resolved, a missing tail as
+// written; for a link whose target does not exist yet, that target.
+func (d *Disk) landing(p string) string {
+	end, err := d.resolveLinks("/", p, nil, func(linkSeen, string, string) error { return nil })
+	if err != nil {
+		return d.canonical(p)
+	}
+	return end
 }

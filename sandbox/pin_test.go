@@ -36,7 +36,7 @@ func TestPinAncestors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := tt.mounts
-			pinAncestors(&m, nil)
+			pinAncestors(&m, nil, nil)
 			var got []string
 			for _, b := range m.Binds {
 				if b.Write {

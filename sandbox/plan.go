@@ -275,6 +275,7 @@ type builder struct {
 	m       *matcher
 	environ []string
 	scope   *linkScope // see linkScope; computed when first needed
+	pins    []string   // more directories to pin, see watchLinks
 }
 
 // paths are the existing paths r names, resolved; with trees, a path
@@ -335,9 +336,10 @@ func (b *builder) resolve(rules []policy.Rule, scope *linkScope) []resolved {
 			b.watchGlob(r)
 		case found > 0:
 		default:
-			// Canonical, so that the after-run check can walk it
-			// without following a link the command planted.
-			p := b.m.disk.canonical(r.Pattern)
+			// Where it leads, canonical, so that the after-run check can
+			// walk it without following a link the command planted: for
+			// a protected link whose target is missing, the target.
+			p := b.m.disk.landing(r.Pattern)
 			b.plan.Watch = append(b.plan.Watch, Watch{Path: p, Quarantine: policy.Quarantined(r.Key), Why: r.Origin, Missing: b.m.disk.firstMissing(p)})
 		}
 	}
@@ -361,6 +363,10 @@ func (b *builder) watchLinks(write []resolved) {
 				continue
 			}
 			seen[l.path] = true
+			if l.up {
+				b.pins = append(b.pins, l.path)
+				continue
+			}
 			b.plan.Watch = append(b.plan.Watch, Watch{Path: l.path, Quarantine: policy.Quarantined(r.Key), Why: r.Origin, Link: l.target})
 		}
 	}
@@ -396,7 +402,9 @@ type walkedDir struct {
 // the links loop).
 func (d *Disk) linksFrom(start, rel string) ([]linkSeen, string) {
 	var out []linkSeen
-	end, _ := d.resolveLinks(start, rel, func(l linkSeen, _, _ string) error {
+	end, _ := d.resolveLinks(start, rel, func(dir string) {
+		out = append(out, linkSeen{path: dir, up: true})
+	}, func(l linkSeen, _, _ string) error {
 		out = append(out, l)
 		return nil
 	})
@@ -469,7 +477,7 @@ func (b *builder) build() {
 	}
 	sortByDepth(mounts.Masks, func(x Mask) string { return x.Path })
 	b.watchLinks(write)
-	pinAncestors(mounts, b.plan.Watch)
+	pinAncestors(mounts, b.plan.Watch, b.pins)
 	b.landlock(read, exec, write)
 }
 
@@ -484,7 +492,7 @@ func (b *builder) build() {
 // The directories of watched links (see watchLinks) are pinned the same
 // way: a link itself cannot be a mount point, but with its directory
 // pinned it stays where fence checks it after the run.
-func pinAncestors(mounts *Mounts, watch []Watch) {
+func pinAncestors(mounts *Mounts, watch []Watch, dirs []string) {
 	var protected []string
 	for _, bind := range mounts.Binds {
 		if !bind.Write {
@@ -498,6 +506,11 @@ func pinAncestors(mounts *Mounts, watch []Watch) {
 		if w.Link != "" {
 			protected = append(protected, w.Path)
 		}
+	}
+	// A directory a link's ".." climbs out of is pinned itself (with a
+	// trailing slash, path.Dir of it is the directory).
+	for _, d := range dirs {
+		protected = append(protected, d+"/")
 	}
 	pinned := map[string]bool{}
 	for _, bind := range mounts.Binds {

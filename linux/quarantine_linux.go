@@ -24,24 +24,15 @@ import (
 // reads or runs it.
 func warnCreated(watch []sandbox.Watch, stderr io.Writer) {
 	stamp := quarantineStamp()
-	absent := map[string]bool{}
+	listings := map[string]map[string]bool{}
 	watch = expandGlobs(watch)
 	for _, w := range watch {
 		if w.Link != "" {
 			restoreLink(w, stamp, stderr)
 			continue
 		}
-		if w.Missing != "" {
-			// The common case, one stat: nothing was made on the way.
-			gone, seen := absent[w.Missing]
-			if !seen {
-				_, err := os.Lstat(w.Missing)
-				gone = errors.Is(err, fs.ErrNotExist)
-				absent[w.Missing] = gone
-			}
-			if gone {
-				continue
-			}
+		if w.Missing != "" && stillMissing(w.Missing, listings) {
+			continue // the common case: nothing was made on the way
 		}
 		if !w.Quarantine {
 			if _, err := os.Lstat(w.Path); err == nil {
@@ -60,6 +51,34 @@ func warnCreated(watch []sandbox.Watch, stderr io.Writer) {
 			fmt.Fprintf(stderr, "fence: warning: the command put a symlink on the way to %s (%s); fence moved the link, %s, to %s so that nothing outside the sandbox reads or runs what it leads to\n", w.Path, w.Why, strings.TrimSuffix(aside, quarantineSuffix(stamp)), aside)
 		}
 	}
+}
+
+// stillMissing reports whether p, missing at start, is missing still,
+// from one listing of its directory for all the paths fence watches there
+// (a stat for p alone where the directory cannot be listed).
+func stillMissing(p string, listings map[string]map[string]bool) bool {
+	dir, name := filepath.Split(p)
+	names, ok := listings[dir]
+	if !ok {
+		if f, err := os.Open(dir); err == nil {
+			list, err := f.Readdirnames(-1)
+			f.Close()
+			if err == nil {
+				names = map[string]bool{}
+				for _, n := range list {
+					names[n] = true
+				}
+			}
+		} else if errors.Is(err, fs.ErrNotExist) {
+			names = map[string]bool{}
+		}
+		listings[dir] = names
+	}
+	if names == nil {
+		_, err := os.Lstat(p)
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	return !names[name]
 }
 
 // quarantineStamp names one run's quarantine: the time, for people, and

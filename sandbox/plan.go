@@ -303,6 +303,26 @@ type resolved struct {
 	dir  bool
 }
 
+// outOfReach reports whether a write protection fence always adds
+// concerns a path no writable tree holds or lies in, with no link on its
+// way: read-only already, it needs no mount, and the command cannot
+// create it, so it needs no watch either. Most of the routine files are
+// such paths when the home is not writable; skipping them is most of
+// the protections' start-up cost.
+func (b *builder) outOfReach(r policy.Rule, write []resolved) bool {
+	if !strings.HasPrefix(r.Key, "mandatory.") || r.Glob {
+		return false
+	}
+	dir := path.Dir(r.Pattern)
+	if b.m.disk.canonical(dir) != dir {
+		return false // a link on the way: where it leads is not known yet
+	}
+	if e, ok := b.m.disk.lookup(r.Pattern); ok && e.Type()&fs.ModeSymlink != 0 {
+		return false // a link itself, which may lead into a writable tree
+	}
+	return !slices.ContainsFunc(write, func(w resolved) bool { return under(r.Pattern, w.path) || under(w.path, r.Pattern) })
+}
+
 // all resolves what deny rules name: a link leads to what is protected.
 func (b *builder) all(rules []policy.Rule) []resolved { return b.resolve(rules, nil) }
 
@@ -355,7 +375,7 @@ func (b *builder) resolve(rules []policy.Rule, scope *linkScope) []resolved {
 func (b *builder) watchLinks(write []resolved) {
 	seen := map[string]bool{}
 	for _, r := range slices.Concat(b.pol.DenyWrite, b.pol.DenyRead) {
-		if !strings.HasPrefix(r.Key, "mandatory.") || r.Glob {
+		if !strings.HasPrefix(r.Key, "mandatory.") || r.Glob || b.outOfReach(r, write) {
 			continue
 		}
 		for _, l := range b.m.disk.linksTo(r.Pattern) {
@@ -425,9 +445,9 @@ func (b *builder) watchGlob(r policy.Rule) {
 }
 
 func (b *builder) build() {
-	denyRead := b.all(b.pol.DenyRead)
-	denyWrite := b.all(b.pol.DenyWrite)
 	write := b.allowed(b.pol.Write)
+	denyRead := b.all(b.pol.DenyRead)
+	denyWrite := b.all(slices.DeleteFunc(slices.Clone(b.pol.DenyWrite), func(r policy.Rule) bool { return b.outOfReach(r, write) }))
 	write = slices.DeleteFunc(write, func(w resolved) bool { return coveredBy(w.path, denyWrite) || coveredBy(w.path, denyRead) })
 	read := b.allowed(b.pol.Read)
 	exec := b.allowed(b.pol.Execute)

@@ -94,18 +94,43 @@ func TestNewPlanMounts(t *testing.T) {
 
 func TestNewPlanWatchesMissingProtectedPaths(t *testing.T) {
 	root := mktree(t, "home/", "ws/")
-	p := plan(t, root+"/ws", root+"/home", policy.Filesystem{AllowWrite: []string{"."}, DenyWrite: []string{"notes"}})
-	// Every path fence always protects is moved aside if the command
-	// creates it; a path the config denies is only reported.
-	want := map[string]bool{root + "/ws/.mcp.json": true, root + "/ws/fence.jsonc": true, root + "/fence.json": true, root + "/home/.bashrc": true}
-	for path, quarantine := range want {
-		i := slices.IndexFunc(p.Watch, func(w Watch) bool { return w.Path == path })
-		if i < 0 || p.Watch[i].Quarantine != quarantine {
-			t.Errorf("Watch has no %s with quarantine %v", path, quarantine)
+	// Every path fence always protects that the command could create is
+	// moved aside if it does; a path the config denies is only reported;
+	// a path no writable tree holds cannot be created, and is not watched.
+	for _, tt := range []struct {
+		write   []string
+		watched []string
+		not     []string
+	}{
+		{[]string{"."}, []string{"/ws/.mcp.json", "/ws/fence.jsonc"}, []string{"/fence.json", "/home/.bashrc"}},
+		{[]string{".", "~"}, []string{"/ws/.mcp.json", "/home/.bashrc", "/home/.config/git"}, []string{"/fence.json"}},
+	} {
+		p := plan(t, root+"/ws", root+"/home", policy.Filesystem{AllowWrite: tt.write, DenyWrite: []string{"notes"}})
+		for _, path := range tt.watched {
+			i := slices.IndexFunc(p.Watch, func(w Watch) bool { return w.Path == root+path })
+			if i < 0 || !p.Watch[i].Quarantine {
+				t.Errorf("allowWrite %q: Watch has no %s with quarantine", tt.write, path)
+			}
+		}
+		for _, path := range append(tt.not, "/ws/notes") {
+			if slices.ContainsFunc(p.Watch, func(w Watch) bool { return w.Path == root+path }) {
+				t.Errorf("allowWrite %q: %s is watched", tt.write, path)
+			}
 		}
 	}
-	if slices.ContainsFunc(p.Watch, func(w Watch) bool { return w.Path == root+"/ws/notes" }) {
-		t.Errorf("a missing path filesystem.denyWrite names is watched; only fence's own protections are")
+}
+
+// TestNewPlanProtectedLinkIntoWritable: a protected file outside every
+// writable tree that is a link into one (~/.gitconfig kept in a writable
+// cache) has its target protected.
+func TestNewPlanProtectedLinkIntoWritable(t *testing.T) {
+	root := mktree(t, "home/.cache/dots/gitconfig", "ws/")
+	if err := os.Symlink(".cache/dots/gitconfig", root+"/home/.gitconfig"); err != nil {
+		t.Fatal(err)
+	}
+	p := plan(t, root+"/ws", root+"/home", policy.Filesystem{AllowWrite: []string{".", "~/.cache"}})
+	if !slices.ContainsFunc(p.Mounts.Binds, func(b Bind) bool { return b.Path == root+"/home/.cache/dots/gitconfig" && !b.Write }) {
+		t.Errorf("the target of ~/.gitconfig in the writable cache is not read-only: %+v", p.Mounts.Binds)
 	}
 }
 

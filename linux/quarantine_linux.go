@@ -136,10 +136,11 @@ func quarantine(p string, stamp string) (string, error) {
 	return "", nil
 }
 
-// withWritable runs op, and once more after giving the directory dir its
+// withWritable runs op, and once more with the directory dir given its
 // owner's write and search bits if op was refused for permission: the
 // command may have taken them away (chmod 555 .git) to keep fence from
-// moving its file aside. Only the owner, fence's own user, can do that.
+// moving its file aside. Only the owner, fence's own user, can do that;
+// the directory's mode is put back afterwards.
 func withWritable(dir int, op func() error) error {
 	err := op()
 	if !errors.Is(err, unix.EACCES) && !errors.Is(err, unix.EPERM) {
@@ -150,6 +151,7 @@ func withWritable(dir int, op func() error) error {
 	if unix.Fstat(dir, &st) != nil || unix.Chmod(self, st.Mode&0o7777|0o300) != nil {
 		return err
 	}
+	defer unix.Chmod(self, st.Mode&0o7777)
 	return op()
 }
 
@@ -204,6 +206,12 @@ func expandGlobs(watch []sandbox.Watch) []sandbox.Watch {
 // that reads the match (Python, for a .pth) needs only to search it.
 func globListable(pattern string) []string {
 	base, _ := doublestar.SplitPattern(pattern)
+	var restore []func()
+	defer func() {
+		for _, r := range slices.Backward(restore) {
+			r()
+		}
+	}()
 	for range 16 {
 		matches, err := doublestar.FilepathGlob(pattern, doublestar.WithFailOnIOErrors())
 		var pe *fs.PathError
@@ -211,23 +219,32 @@ func globListable(pattern string) []string {
 			return matches
 		}
 		p := filepath.Join(base, pe.Path) // the error names it from the base
-		if !giveBack(p) && !giveBack(filepath.Dir(p)) {
+		undo, ok := giveBack(p)
+		if !ok {
+			undo, ok = giveBack(filepath.Dir(p))
+		}
+		if !ok {
 			return matches
 		}
+		restore = append(restore, undo)
 	}
 	return nil
 }
 
 // giveBack adds the owner's read and search bits to dir, never through a
-// link; it reports whether it could.
-func giveBack(dir string) bool {
+// link; it reports whether it could, with how to put the mode back.
+func giveBack(dir string) (undo func(), ok bool) {
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return false
+		return nil, false
 	}
-	defer unix.Close(fd)
+	self := fmt.Sprintf("/proc/self/fd/%d", fd)
 	var st unix.Stat_t
-	return unix.Fstat(fd, &st) == nil && st.Mode&0o500 != 0o500 && unix.Chmod(fmt.Sprintf("/proc/self/fd/%d", fd), st.Mode&0o7777|0o500) == nil
+	if unix.Fstat(fd, &st) != nil || st.Mode&0o500 == 0o500 || unix.Chmod(self, st.Mode&0o7777|0o500) != nil {
+		unix.Close(fd)
+		return nil, false
+	}
+	return func() { unix.Chmod(self, st.Mode&0o7777); unix.Close(fd) }, true
 }
 
 // restoreLink puts back a protected symlink the command replaced or

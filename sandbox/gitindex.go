@@ -100,13 +100,16 @@ func splitIndex(ext []byte, hashLen int) bool {
 
 // gitlinksByGit asks git itself for the gitlinks of the work tree's index
 // (a split index, or one fence cannot read), with no configuration but
-// the repository's own and nothing that runs a program.
-func gitlinksByGit(workTree string) ([]string, error) {
-	git, err := exec.LookPath("git")
-	if err != nil {
-		return nil, err
+// the repository's own and nothing that runs a program; only the git
+// found at start, unchanged, since fence runs it outside any sandbox.
+func gitlinksByGit(w GitlinkWatch) ([]string, error) {
+	if w.Git == "" {
+		return nil, errors.New("no git found at start")
 	}
-	cmd := exec.Command(git, "-C", workTree, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "--no-optional-locks", "ls-files", "--stage", "-z")
+	if fileStamp(w.Git) != w.GitStamp {
+		return nil, fmt.Errorf("%s changed during the run, and fence runs no program the command could have replaced", w.Git)
+	}
+	cmd := exec.Command(w.Git, "-C", w.WorkTree, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "--no-optional-locks", "ls-files", "--stage", "-z")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=/nonexistent"}
 	out, err := cmd.Output()
 	if err != nil {
@@ -129,11 +132,17 @@ func gitlinkWatches(disk *Disk) []GitlinkWatch {
 		return nil
 	}
 	var out []GitlinkWatch
+	git, gitStamp := "", ""
+	if found, err := exec.LookPath("git"); err == nil {
+		if real, err := filepath.EvalSymlinks(found); err == nil {
+			git, gitStamp = real, fileStamp(real)
+		}
+	}
 	for _, r := range disk.repos.Repos {
 		if r.WorkTree == "" || len(r.GitDirs) == 0 {
 			continue
 		}
-		w := GitlinkWatch{WorkTree: r.WorkTree, Index: filepath.Join(r.GitDirs[0], "index"), Stamp: fileStamp(filepath.Join(r.GitDirs[0], "index")), HashLen: 20}
+		w := GitlinkWatch{WorkTree: r.WorkTree, Index: filepath.Join(r.GitDirs[0], "index"), Stamp: fileStamp(filepath.Join(r.GitDirs[0], "index")), HashLen: 20, Git: git, GitStamp: gitStamp}
 		if hashFormat(r.CommonDir) == "sha256" {
 			w.HashLen = 32
 		}
@@ -172,7 +181,7 @@ func NewGitlinkRepos(w GitlinkWatch) ([]string, error) {
 		return nil, nil
 	}
 	if err != nil {
-		if links, err = gitlinksByGit(w.WorkTree); err != nil {
+		if links, err = gitlinksByGit(w); err != nil {
 			return nil, fmt.Errorf("read the index of %s: %w", w.WorkTree, err)
 		}
 	}

@@ -54,7 +54,8 @@ func TestNewGitlinkReposSplitIndex(t *testing.T) {
 		}
 	}
 	run(`git init -q . && echo x > f && git add f`)
-	w := GitlinkWatch{WorkTree: dir, Index: dir + "/.git/index", Stamp: fileStamp(dir + "/.git/index"), HashLen: 20}
+	git, _ := exec.LookPath("git")
+	w := GitlinkWatch{WorkTree: dir, Index: dir + "/.git/index", Stamp: fileStamp(dir + "/.git/index"), HashLen: 20, Git: git, GitStamp: fileStamp(git)}
 	run(`mkdir sub && git -C sub init -q && git update-index --add --cacheinfo 160000,1111111111111111111111111111111111111111,sub && git update-index --split-index`)
 	if _, err := gitlinks(w.Index, 20); err != errSplitIndex {
 		t.Fatalf("gitlinks of a split index: %v, want errSplitIndex", err)
@@ -62,5 +63,9 @@ func TestNewGitlinkReposSplitIndex(t *testing.T) {
 	got, err := NewGitlinkRepos(w)
 	if want := []string{dir + "/sub/.git"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("NewGitlinkRepos = %q, %v; want %q", got, err, want)
+	}
+	w.GitStamp = "replaced"
+	if _, err := NewGitlinkRepos(w); err == nil {
+		t.Errorf("a git that changed during the run was run")
 	}
 }

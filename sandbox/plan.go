@@ -80,6 +80,11 @@ type GitlinkWatch struct {
 	Stamp    string   `json:"stamp"` // size and modification time at start
 	HashLen  int      `json:"hashLen"`
 	Known    []string `json:"known,omitempty"`
+	// Git is the git binary found at start, its links resolved, with its
+	// stamp: fence asks it about a split index only if the command has
+	// not replaced it.
+	Git      string `json:"git,omitempty"`
+	GitStamp string `json:"gitStamp,omitempty"`
 }
 
 // WorktreeWatch is a repository's common directory and the linked

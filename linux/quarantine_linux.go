@@ -61,9 +61,11 @@ func stillMissing(p string, listings map[string]map[string]bool) bool {
 	names, ok := listings[dir]
 	if !ok {
 		if f, err := os.Open(dir); err == nil {
-			list, err := f.Readdirnames(-1)
+			// A directory the command filled is asked about by name.
+			list, err := f.Readdirnames(4096)
+			more, _ := f.Readdirnames(1)
 			f.Close()
-			if err == nil {
+			if (err == nil || errors.Is(err, io.EOF)) && len(more) == 0 {
 				names = map[string]bool{}
 				for _, n := range list {
 					names[n] = true

@@ -12,6 +12,11 @@ import (
 	"slices"
 )
 
+// maxIndexSize bounds the index fence reads after a run (the command
+// could grow it to fill fence's memory); git's for a million files is
+// about 100 MB.
+const maxIndexSize = 512 << 20
+
 // errIndex is an index fence cannot read.
 var errIndex = errors.New("unreadable git index")
 
@@ -19,6 +24,9 @@ var errIndex = errors.New("unreadable git index")
 // (mode 160000: a submodule's commit). hashLen is 20 for SHA-1
 // repositories and 32 for SHA-256 ones. Versions 2 to 4 are read.
 func gitlinks(path string, hashLen int) ([]string, error) {
+	if fi, err := os.Stat(path); err == nil && fi.Size() > maxIndexSize {
+		return nil, fmt.Errorf("%s is %d bytes, more than fence reads", path, fi.Size())
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

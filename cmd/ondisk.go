@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/fence-sandbox/fence/policy"
 	"github.com/fence-sandbox/fence/sandbox"
@@ -12,11 +11,10 @@ import (
 // prepareOnDisk fixes what pol means on the disk as it is now, the same
 // for the sandbox and for `fence check`: allow rules are resolved through
 // their symlinks, and one that leads through a link out of a writable
-// tree is dropped with a warning; the control files of every repository
-// a run could write into are protected.
-// The listings read on the way are returned for the plan's own walks.
-// Links in the trees earlier runs could write are judged as links in this
-// run's own (see writableHistory).
+// tree (this run's, or one an earlier run could write: see
+// writableHistory) is dropped with a warning; the control files of every
+// repository a run could write into are protected. What was read on the
+// way is returned for the plan's own walks and after-run checks.
 func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, opts policy.Options, stderr io.Writer) (*sandbox.Disk, error) {
 	disk := sandbox.NewDisk()
 	disk.AddLinkTrees(historyOf(opts).trees())
@@ -27,11 +25,7 @@ func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, opts policy.Options
 	for _, d := range dropped {
 		fmt.Fprintf(stderr, "fence: warning: %s\n", d)
 	}
-	budget := sandbox.DefaultGlobBudget
-	if pol.GlobBudgetMs != 0 {
-		budget = time.Duration(pol.GlobBudgetMs) * time.Millisecond
-	}
-	found, err := sandbox.FindRepos(pol, budget, disk)
+	found, err := sandbox.FindRepos(pol, sandbox.Budget(pol), disk)
 	if err != nil {
 		return nil, err
 	}

@@ -33,10 +33,16 @@ func (e *BudgetError) Error() string {
 
 // budget is the time the start-up walk may take under p and o.
 func budget(p *policy.Policy, o Options) time.Duration {
-	switch {
-	case o.GlobBudget != 0:
+	if o.GlobBudget != 0 {
 		return o.GlobBudget
-	case p.GlobBudgetMs != 0:
+	}
+	return Budget(p)
+}
+
+// Budget is the time each start-up walk may take under p
+// (filesystem.globBudgetMs, else DefaultGlobBudget).
+func Budget(p *policy.Policy) time.Duration {
+	if p.GlobBudgetMs != 0 {
 		return time.Duration(p.GlobBudgetMs) * time.Millisecond
 	}
 	return DefaultGlobBudget

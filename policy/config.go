@@ -33,6 +33,11 @@ type Limits struct {
 	FileSizeMB     int    `json:"fileSizeMB,omitempty"`     // RLIMIT_FSIZE: the largest file a process may write
 	OpenFiles      int    `json:"openFiles,omitempty"`      // RLIMIT_NOFILE, per process
 	Processes      int    `json:"processes,omitempty"`      // RLIMIT_NPROC: processes of the user in the sandbox
+	// TmpSizeMB and ShmSizeMB bound the sandbox's private /tmp and
+	// /dev/shm (memory-backed); zero means fence's default share of
+	// memory, not unlimited.
+	TmpSizeMB int `json:"tmpSizeMB,omitempty"`
+	ShmSizeMB int `json:"shmSizeMB,omitempty"`
 }
 
 // Audit says where fence logs what it refuses.
@@ -53,8 +58,11 @@ type Network struct {
 	// AllowLocalOutbound nil means "same as AllowLocalBinding".
 	AllowLocalOutbound      *bool `json:"allowLocalOutbound,omitempty"`
 	AllowLocalOutboundPorts []int `json:"allowLocalOutboundPorts,omitempty"`
-	HTTPProxyPort           int   `json:"httpProxyPort,omitempty"`
-	SocksProxyPort          int   `json:"socksProxyPort,omitempty"`
+	// AllowPrivateAddresses lists the private ranges (CIDRs such as
+	// "10.20.0.0/16", or single addresses) an allowed name may resolve to.
+	AllowPrivateAddresses []string `json:"allowPrivateAddresses,omitempty"`
+	HTTPProxyPort         int      `json:"httpProxyPort,omitempty"`
+	SocksProxyPort        int      `json:"socksProxyPort,omitempty"`
 }
 
 // Filesystem says what may be read, executed and written.

@@ -176,8 +176,16 @@ func printPlanDebug(w io.Writer, p *sandbox.Plan) {
 		}
 		fmt.Fprintf(w, "fence: debug: globs: %s matched %d paths%s\n", g.Rule, g.Matches, cut)
 	}
-	if linux.KernelLandlockABI() < 9 {
-		fmt.Fprintf(w, "fence: debug: network: host unix sockets under /run and $SSH_AUTH_SOCK are hidden unless allowed; Landlock before ABI 9 cannot refuse connecting to one elsewhere\n")
+	hidden := 0
+	for _, m := range p.Mounts.Masks {
+		if m.Socket {
+			hidden++
+		}
+	}
+	if abi := linux.KernelLandlockABI(); abi < 9 {
+		fmt.Fprintf(w, "fence: debug: network: %d host unix sockets the policy does not list are masked (those bound at start); Landlock ABI %d cannot refuse one bound later or by a relative path (ABI 9 can)\n", hidden, abi)
+	} else {
+		fmt.Fprintf(w, "fence: debug: network: Landlock refuses every unix socket the policy does not list and the sandbox did not make; %d host sockets are masked as well\n", hidden)
 	}
 	if p.Network == "host" && len(p.Proxy.DeniedDomains) > 0 {
 		fmt.Fprintf(w, "fence: debug: network: the host's network is shared (allowedDomains has \"*\"), so deniedDomains binds only clients that use the proxies\n")

@@ -144,7 +144,9 @@ type Bind struct {
 type Mask struct {
 	Path string `json:"path"`
 	Dir  bool   `json:"dir"`
-	Why  string `json:"why"`
+	// Socket marks a host unix socket the policy does not list.
+	Socket bool   `json:"socket,omitempty"`
+	Why    string `json:"why"`
 }
 
 // Landlock is the access the command gets, path by path. Access is one of
@@ -303,9 +305,10 @@ func (b *builder) paths(r policy.Rule, scope *linkScope) []string {
 
 // resolved is an existing path a rule names, after symlinks.
 type resolved struct {
-	path string
-	why  string
-	dir  bool
+	path   string
+	why    string
+	dir    bool
+	socket bool // a host unix socket (see hiddenSockets)
 }
 
 // outOfReach reports whether a write protection fence always adds
@@ -479,20 +482,13 @@ func (b *builder) build() {
 	}
 	mounts.Binds = dedupeBinds(mounts.Binds)
 	sortByDepth(mounts.Binds, func(x Bind) string { return x.Path })
-	if !b.pol.AllUnixSockets {
-		// Landlock before ABI 9 cannot refuse connect() on a pathname
-		// socket: hide the host's sockets the policy does not list.
-		for _, sock := range hostSockets(b.environ) {
-			if !allowedSocket(sock, b.pol.UnixSockets) {
-				denyRead = append(denyRead, resolved{path: sock, why: "a host unix socket network.allowUnixSockets does not list"})
-			}
-		}
-	}
+	sockets := b.hiddenSockets()
+	denyRead = append(denyRead, sockets...)
 	sortByDepth(denyRead, func(r resolved) string { return r.path })
 	for _, d := range denyRead {
 		hidden := under(d.path, "/tmp") && !slices.ContainsFunc(mounts.Binds, func(x Bind) bool { return under(d.path, x.Path) })
 		if !hidden && !slices.ContainsFunc(mounts.Masks, func(m Mask) bool { return under(d.path, m.Path) }) {
-			mounts.Masks = append(mounts.Masks, Mask{Path: d.path, Dir: d.dir, Why: d.why})
+			mounts.Masks = append(mounts.Masks, Mask{Path: d.path, Dir: d.dir, Socket: d.socket, Why: d.why})
 		}
 	}
 	if b.pol.RuntimeExec == "argv" {
@@ -504,6 +500,29 @@ func (b *builder) build() {
 	b.watchLinks(write)
 	pinAncestors(mounts, b.plan.Watch, b.pins)
 	b.landlock(read, exec, write)
+}
+
+// hiddenSockets are the host's unix sockets the policy does not list:
+// Landlock before ABI 9 cannot refuse connect() on a pathname socket,
+// so each is masked.
+func (b *builder) hiddenSockets() []resolved {
+	if b.pol.AllUnixSockets {
+		return nil
+	}
+	allowed := slices.Clone(b.pol.UnixSockets)
+	for _, r := range b.pol.UnixSockets {
+		base := literalPrefix(r.Pattern)
+		if real := b.m.disk.canonical(base); real != base {
+			allowed = append(allowed, policy.Rule{Pattern: real + strings.TrimPrefix(r.Pattern, base)})
+		}
+	}
+	var out []resolved
+	for _, sock := range HostSockets(b.environ) {
+		if !allowedSocket(sock, allowed) {
+			out = append(out, resolved{path: sock, socket: true, why: "a host unix socket network.allowUnixSockets does not list"})
+		}
+	}
+	return out
 }
 
 // pinAncestors binds every directory on the way from a writable bind down

@@ -1,0 +1,51 @@
+package linux_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestHostSocketsAnywhere binds host sockets outside /run, where a tmux
+// server, an editor or a database puts theirs (a directory the policy
+// only reads, the workspace the command writes, the home), and checks
+// that the sandbox reaches none of them, by its own path or through a
+// link it plants, unless network.allowUnixSockets lists it.
+func TestHostSocketsAnywhere(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			probe := newWorld(t, u.uid, `{}`)
+			socks := map[string]string{
+				"outside": probe.outside + "/tmux-default",
+				"ws":      probe.ws + "/dev-server.sock",
+				"home":    probe.home + "/.docker-desktop.sock",
+			}
+			for _, p := range socks {
+				serve(t, "unix", p, nil)
+				must(t, os.Chmod(p, 0o777))
+			}
+			for policy, want := range map[string]map[string]string{
+				`{}`: {"outside": "permission denied", "ws": "permission denied", "home": "permission denied", "link": "permission denied"},
+				fmt.Sprintf(`{"network": {"allowUnixSockets": [%q]}}`, socks["outside"]): {"outside": "connected", "ws": "permission denied", "home": "permission denied", "link": "connected"},
+				`{"network": {"allowAllUnixSockets": true}}`:                              {"outside": "connected", "ws": "connected", "home": "connected", "link": "connected"},
+			} {
+				t.Run(policy, func(t *testing.T) {
+					must(t, os.WriteFile(probe.settings, []byte(policy), 0o644))
+					script := fmt.Sprintf("for s in %s %s %s; do ./netprobe unix $s; done; ln -s %s /tmp/planted && ./netprobe unix /tmp/planted",
+						socks["outside"], socks["ws"], socks["home"], socks["outside"])
+					r := probe.fence(t, "", nil, "-c", script)
+					lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+					if len(lines) != 4 {
+						t.Fatalf("want four answers, got %q\n%s", r.stdout, r.stderr)
+					}
+					for i, name := range []string{"outside", "ws", "home", "link"} {
+						if !strings.Contains(lines[i], want[name]) {
+							t.Errorf("connect to the %s socket: %q, want %q", name, lines[i], want[name])
+						}
+					}
+				})
+			}
+		})
+	}
+}

@@ -28,7 +28,7 @@ func TestHostSocketsAnywhere(t *testing.T) {
 			for policy, want := range map[string]map[string]string{
 				`{}`: {"outside": "permission denied", "ws": "permission denied", "home": "permission denied", "link": "permission denied"},
 				fmt.Sprintf(`{"network": {"allowUnixSockets": [%q]}}`, socks["outside"]): {"outside": "connected", "ws": "permission denied", "home": "permission denied", "link": "connected"},
-				`{"network": {"allowAllUnixSockets": true}}`:                              {"outside": "connected", "ws": "connected", "home": "connected", "link": "connected"},
+				`{"network": {"allowAllUnixSockets": true}}`:                             {"outside": "connected", "ws": "connected", "home": "connected", "link": "connected"},
 			} {
 				t.Run(policy, func(t *testing.T) {
 					must(t, os.WriteFile(probe.settings, []byte(policy), 0o644))

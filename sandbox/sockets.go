@@ -55,9 +55,12 @@ func HostSockets(environ []string) []string {
 			found = append(found, p)
 		}
 	}
+	slices.Sort(found)
+	found = slices.Compact(found)
 	var out []string
+	dirs := map[string]string{}
 	for _, p := range found {
-		if c, ok := reachableSocket(p); ok {
+		if c, ok := reachableSocket(p, dirs); ok {
 			out = append(out, c)
 		}
 	}
@@ -129,10 +132,17 @@ func walkSockets() []string {
 
 // reachableSocket returns the canonical path of the socket at p when it
 // is one this user may connect to (connect needs write permission on
-// the socket file and search permission on the way to it).
-func reachableSocket(p string) (string, bool) {
-	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
-	if err != nil {
+// the socket file and search permission on the way to it). dirs caches
+// the canonical paths of directories ("" for one that cannot be
+// resolved).
+func reachableSocket(p string, dirs map[string]string) (string, bool) {
+	parent := filepath.Dir(p)
+	dir, seen := dirs[parent]
+	if !seen {
+		dir, _ = filepath.EvalSymlinks(parent)
+		dirs[parent] = dir
+	}
+	if dir == "" {
 		return "", false
 	}
 	c := filepath.Join(dir, filepath.Base(p))

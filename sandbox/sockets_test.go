@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -64,5 +65,40 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkHostSockets reads this machine's /proc/net/unix and walks
+// SocketRoots, as every run does at start.
+func BenchmarkHostSockets(b *testing.B) {
+	for b.Loop() {
+		HostSockets(os.Environ())
+	}
+}
+
+// BenchmarkHostSockets200 reads a table of 200 bound sockets (a busy
+// desktop), each checked on disk.
+func BenchmarkHostSockets200(b *testing.B) {
+	dir := b.TempDir()
+	lines := []string{"Num       RefCount Protocol Flags    Type St Inode Path"}
+	for i := range 200 {
+		p := filepath.Join(dir, strconv.Itoa(i)+".sock")
+		l, err := net.Listen("unix", p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer l.Close()
+		lines = append(lines, "0000000000000000: 00000002 00000000 00010000 0001 01 1 "+p, "0000000000000000: 00000003 00000000 00000000 0001 03 2")
+	}
+	f := filepath.Join(b.TempDir(), "unix")
+	if err := os.WriteFile(f, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	defer func(p string) { ProcNetUnix = p }(ProcNetUnix)
+	ProcNetUnix = f
+	for b.Loop() {
+		if n := len(HostSockets(nil)); n != 200 {
+			b.Fatalf("found %d sockets, want 200", n)
+		}
 	}
 }

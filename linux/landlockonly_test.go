@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fence-sandbox/fence/sandbox"
 )
 
 // The tests of this file attack the Landlock-only engine from inside:
@@ -71,11 +73,23 @@ func modeprobe(t *testing.T) string {
 	return p
 }
 
-// landlockOnly runs fence as u where user namespaces cannot be created:
-// in a user namespace of the test's own whose limit of nested ones is 0.
+// landlockOnly runs fence as u where user namespaces cannot be created,
+// with --degraded=warn, which that engine needs: in a user namespace of
+// the test's own whose limit of nested ones is 0.
 // Root is the caller mapped to 0; uid 65534 runs through setpriv in a
 // namespace that maps the host's first 65536 ids to themselves.
 func (w *world) landlockOnly(t *testing.T, u user, args ...string) result {
+	t.Helper()
+	r := w.landlockOnlyRun(t, u, append([]string{"--degraded=warn"}, args...)...)
+	if !strings.Contains(r.stderr, "enforcing the policy with Landlock alone") {
+		t.Fatalf("fence did not fall back to Landlock alone (exit %d):\n%s", r.code, r.stderr)
+	}
+	return r
+}
+
+// landlockOnlyRun runs fence as u where user namespaces cannot be
+// created, with args as they are.
+func (w *world) landlockOnlyRun(t *testing.T, u user, args ...string) result {
 	t.Helper()
 	script := `echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"`
 	attr := &syscall.SysProcAttr{
@@ -111,11 +125,32 @@ func (w *world) landlockOnly(t *testing.T, u user, args ...string) result {
 			t.Skipf("cannot make a user namespace to run fence without nested ones: %v", err)
 		}
 	}
-	r := result{out.String(), errb.String(), code}
-	if !strings.Contains(r.stderr, "enforcing the policy with Landlock alone") {
-		t.Fatalf("fence did not fall back to Landlock alone (exit %d):\n%s", r.code, r.stderr)
+	return result{out.String(), errb.String(), code}
+}
+
+// TestLandlockOnlyNeedsDegraded: what the Landlock-only engine cannot
+// enforce lets a command reach what the policy never granted, so fence
+// refuses to run with it unless --degraded=warn, names the flag, and
+// lists every weakness first; the command never starts.
+func TestLandlockOnlyNeedsDegraded(t *testing.T) {
+	for _, u := range landlockOnlyUsers(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := landlockWorld(t, u, `{"filesystem": {"allowWrite": ["."]}}`)
+			r := w.landlockOnlyRun(t, u, "-c", "echo ran > ran")
+			if r.code != 125 || !strings.Contains(r.stderr, "refusing to run with weaker enforcement than the policy asks; pass --degraded=warn to run anyway") {
+				t.Errorf("fence = %d, want 125 and a refusal naming --degraded=warn:\n%s", r.code, r.stderr)
+			}
+			if _, err := os.Stat(w.ws + "/ran"); err == nil {
+				t.Errorf("the command ran")
+			}
+			plan := &sandbox.Plan{Network: "none", Mounts: sandbox.Mounts{Devices: "minimal"}}
+			for _, line := range sandbox.WeakerFor(plan, u.uid == 0) {
+				if !strings.Contains(r.stderr, "fence: warning:   "+line+"\n") {
+					t.Errorf("the refusal does not list %q:\n%s", line, r.stderr)
+				}
+			}
+		})
 	}
-	return r
 }
 
 // TestLandlockOnlyDaemonsDie: a daemon the command leaves behind waits

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,28 +44,30 @@ func Run(plan *sandbox.Plan, pre *Prestarted, stderr io.Writer) (int, error) {
 }
 
 // runLandlockOnly runs the plan without namespaces, when the system does
-// not let this user create them, and says what is weaker. No pid
-// namespace ends what the command leaves running, so fence kills every
-// process of the sandbox before it returns (and so before it moves
-// aside what the command planted).
+// not let this user create them, and says what is weaker. What is left
+// lets a command reach things the policy never granted (modes of the
+// user's files, the host's processes), so this engine runs only with
+// --degraded=warn. No pid namespace ends what the command leaves
+// running, so fence kills every process of the sandbox before it returns
+// (and so before it moves aside what the command planted).
 func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, stderr io.Writer) (int, error) {
+	weaker := sandbox.WeakerFor(plan, os.Geteuid() == 0)
+	if plan.Degraded != "warn" {
+		fmt.Fprintf(stderr, "fence: warning: %v: Landlock alone would enforce the policy, which is weaker:\n", why)
+		printWeaker(weaker, stderr)
+		return 0, fmt.Errorf("%v: refusing to run with weaker enforcement than the policy asks; pass --degraded=warn to run anyway, or let this user create user namespaces (see fence doctor)", why)
+	}
 	tmp, err := os.MkdirTemp("", "fence-tmp-")
 	if err != nil {
 		return 0, fmt.Errorf("create private TMPDIR: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	ll := sandbox.LandlockOnly(plan, tmp)
+	ll := sandbox.LandlockOnly(plan, tmp, nil)
 	if err := checkLandlock(KernelLandlockABI(), ll.Landlock.MinABI, ll.Landlock.Reasons, plan.Degraded, stderr); err != nil {
 		return 0, fmt.Errorf("%v, and %w", why, err)
 	}
 	fmt.Fprintf(stderr, "fence: warning: %v: enforcing the policy with Landlock alone, which is weaker:\n", why)
-	weaker := sandbox.Weaker
-	if os.Geteuid() == 0 {
-		weaker = append(slices.Clip(weaker), sandbox.WeakerRoot)
-	}
-	for _, w := range weaker {
-		fmt.Fprintf(stderr, "fence: warning:   %s\n", w)
-	}
+	printWeaker(weaker, stderr)
 	keep, undo, err := becomeSubreaper()
 	if err != nil {
 		return 0, err
@@ -77,6 +78,12 @@ func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, stderr io.W
 		fmt.Fprintf(stderr, "fence: warning: %d processes the command started were still running after fence spent %s killing them (pids %v): kill them before trusting what the run left\n", len(left), killBudget, left)
 	}
 	return code, err
+}
+
+func printWeaker(weaker []string, stderr io.Writer) {
+	for _, w := range weaker {
+		fmt.Fprintf(stderr, "fence: warning:   %s\n", w)
+	}
 }
 
 var errNoUserNS = errors.New("user namespaces are not available to this user")

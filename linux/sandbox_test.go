@@ -492,16 +492,16 @@ func assertNoProcess(t *testing.T, marker string) {
 	}
 }
 
-// withoutUserNS runs fence where user namespaces cannot be created: the
-// limit is per user namespace, so it is set to 0 inside one of the
-// test's own.
+// withoutUserNS runs fence where user namespaces cannot be created, with
+// --degraded=warn, which the Landlock-only engine needs: the limit is per
+// user namespace, so it is set to 0 inside one of the test's own.
 func (w *world) withoutUserNS(t *testing.T, args ...string) result {
 	t.Helper()
 	if _, err := exec.LookPath("unshare"); err != nil {
 		t.Skip("unshare not found: cannot make a user namespace without nested ones")
 	}
 	argv := append([]string{"-Ur", "sh", "-c", `echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"`, "sh",
-		filepath.Join(bin, "fence"), "-s", w.settings}, args...)
+		filepath.Join(bin, "fence"), "-s", w.settings, "--degraded=warn"}, args...)
 	cmd := exec.Command("unshare", argv...)
 	cmd.Dir, cmd.Env = w.ws, []string{"HOME=" + w.home, "PATH=/usr/bin:/bin"}
 	var out, errb bytes.Buffer

@@ -7,14 +7,38 @@ import (
 )
 
 // Weaker lists what a Landlock-only sandbox does not enforce that the
-// namespace sandbox does, for the warning fence prints when it falls back.
-var Weaker = []string{
-	"no mount namespace: directories on the way to a denied path cannot be listed, and new files cannot be created directly in them",
-	"no private /tmp: TMPDIR points to a private directory instead",
-	"no pid namespace: host processes are visible; daemons the command starts are killed when it ends (or times out), fence being their subreaper, but not when fence itself is killed with SIGKILL, and not processes a host service starts on the command's request (systemd --user over D-Bus, a tmux server already running) unless Landlock (ABI 9) keeps the service's socket out of reach",
-	"no read-only host: Landlock does not cover file modes, owners or extended attributes, so the seccomp filter refuses setuid and setgid bits (by chmod and when creating a file; openat2 fails with ENOSYS), a world-writable chmod, and every change to extended attributes and ACLs (EOPNOTSUPP); other mode changes to the user's own files outside the policy (chmod 644 ~/.ssh/id_rsa, chmod +x on a hook git ignores for lack of it) and their timestamps are not refused",
-	"no network namespace: Landlock limits TCP to fence's proxies on the host's loopback (and allowLocalOutboundPorts, by port alone, on any address); UDP is not restricted",
-	"no mount masks: the host's unix sockets stay reachable unless Landlock (ABI 9) can refuse them",
+// namespace sandbox does, for a filtered network and the minimal /dev:
+// what `fence doctor` says of this engine. WeakerFor says it of a plan.
+var Weaker = WeakerFor(&Plan{Network: "none", Mounts: Mounts{Devices: "minimal"}}, false)
+
+// WeakerFor lists what the Landlock-only sandbox does not enforce of
+// plan that the namespace sandbox does, for the warning fence prints when
+// it falls back (and the refusal, without --degraded=warn); root adds
+// WeakerRoot. Each line says what an attempt achieves, so that tests can
+// hold it to that.
+func WeakerFor(plan *Plan, root bool) []string {
+	out := []string{
+		"no mount namespace: directories on the way to a denied path cannot be listed, and new files cannot be created directly in them",
+		"no private /tmp: TMPDIR points to a private directory in the host's /tmp instead, with no size limit beyond --limit-fsize per file (limits.tmpSizeMB and shmSizeMB do not apply); the rest of the host's /tmp is readable wherever the policy lets the command read",
+		"no pid namespace: host processes are visible in /proc (their command lines, not their environment or memory); daemons the command starts are killed when it ends (or times out), fence being their subreaper, but not when fence itself is killed with SIGKILL",
+		"no read-only host: Landlock does not cover file modes, owners or extended attributes, so the seccomp filter refuses setuid and setgid bits (by chmod and when creating a file; openat2 fails with ENOSYS), a world-writable chmod, and every change to extended attributes and ACLs (EOPNOTSUPP); other mode changes to the user's own files outside the policy (chmod 644 ~/.ssh/id_rsa, chmod +x on a hook git ignores for lack of it) and their timestamps are not refused",
+		"no ipc namespace: System V IPC and POSIX message queues are the host's",
+	}
+	if plan.Network == "none" {
+		out = append(out, "no network namespace: Landlock limits TCP to the port numbers of fence's proxies and allowLocalOutboundPorts, on any address, so a server elsewhere on one of those ports is reached past the proxies, and TCP Fast Open is not limited at all; UDP and other sockets are not restricted")
+	} else {
+		out = append(out, "no network namespace: the host's network, as the policy asks")
+	}
+	out = append(out, "no mount masks: the host's pathname unix sockets (a tmux server, docker.sock, ssh-agent, X11, D-Bus) are reachable unless the kernel's Landlock (ABI 9) refuses them")
+	if plan.Mounts.Devices == "host" {
+		out = append(out, "no private /dev: the host's, as the policy asks (devices \"host\"), with every terminal and the host's /dev/shm")
+	} else {
+		out = append(out, "no private /dev: /dev/pts, /dev/ptmx and /dev/shm are the host's, with every right: the command can read other terminals' input and read and rewrite the host's shared memory")
+	}
+	if root {
+		out = append(out, WeakerRoot)
+	}
+	return out
 }
 
 // WeakerRoot is what the Landlock-only sandbox refuses a command that
@@ -25,8 +49,10 @@ const WeakerRoot = "as root: chmod and chown fail with \"Operation not permitted
 // namespaces, so that Landlock alone enforces the filesystem policy. A
 // deny inside an allowed tree is expressed by granting the tree's other
 // entries, so that the denied path gets no rule at all. tmpDir is a
-// private directory the command may write, in place of a private /tmp.
-func LandlockOnly(plan *Plan, tmpDir string) *Plan {
+// private directory the command may write, in place of a private /tmp;
+// terminals are the terminal devices fence's standard streams are, the
+// only ones of /dev/pts the command may use.
+func LandlockOnly(plan *Plan, tmpDir string, terminals []string) *Plan {
 	p := *plan
 	p.Mounts = Mounts{}
 	p.Env = append(slices.Clone(plan.Env), "TMPDIR="+tmpDir)
@@ -54,12 +80,7 @@ func LandlockOnly(plan *Plan, tmpDir string) *Plan {
 		}
 	}
 	rules = append(rules, LandlockRule{Path: tmpDir, Access: "write", Why: "the private TMPDIR"})
-	devices := []string{"/dev"}
-	if plan.Mounts.Devices != "host" {
-		devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm"}
-		devices = append(devices, plan.Mounts.DevAllow...)
-	}
-	for _, d := range devices {
+	for _, d := range landlockDevices(plan.Mounts, terminals) {
 		for _, g := range carve(d, deniedRead) {
 			rules = append(rules, LandlockRule{Path: g, Access: "dev", Why: "device nodes"})
 		}
@@ -71,6 +92,16 @@ func LandlockOnly(plan *Plan, tmpDir string) *Plan {
 			"without namespaces, ABI 3 is needed to control truncation and ABI 6 to keep signals and abstract unix sockets inside the sandbox"),
 	}
 	return &p
+}
+
+// landlockDevices are the device paths the Landlock-only sandbox grants:
+// all of /dev for devices "host", otherwise the minimal set and what the
+// policy passes through.
+func landlockDevices(m Mounts, terminals []string) []string {
+	if m.Devices == "host" {
+		return []string{"/dev"}
+	}
+	return append([]string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm"}, m.DevAllow...)
 }
 
 // carve returns paths that together grant root minus everything in denied:

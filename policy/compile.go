@@ -136,6 +136,9 @@ type Policy struct {
 	// domainOrigins names where each normalised domain rule was written,
 	// keyed by "network.allowedDomains\x00rule".
 	domainOrigins map[string]string
+	// envOrigins names where each env.deny and env.allow pattern was
+	// written, keyed by "env.deny\x00pattern".
+	envOrigins map[string]string
 }
 
 // The proxies' default ports on the sandbox's loopback.
@@ -191,6 +194,7 @@ func Compile(c Config, env Env) *Policy {
 	p.Limits = compileLimits(c.Limits)
 	p.GlobBudgetMs = fs.GlobBudgetMs
 	p.domainOrigins = domainOrigins(c.Network, env)
+	p.envOrigins = envOrigins(c.Env, env)
 	compileCommands(p, c.Command, c.SSH, env)
 	if p.DeviceMode == "" || p.DeviceMode == "auto" {
 		p.DeviceMode = "minimal"

@@ -36,6 +36,7 @@ type Effective struct {
 		AllUnixSockets     bool    `json:"allowAllUnixSockets"`
 		LocalBinding       bool    `json:"allowLocalBinding"`
 		LocalOutboundPorts []int   `json:"allowLocalOutboundPorts"`
+		PrivateAddresses   []Entry `json:"allowPrivateAddresses"`
 	} `json:"network"`
 	Command struct {
 		Deny    []Entry `json:"deny"`
@@ -60,6 +61,7 @@ func (p *Policy) Effective() *Effective {
 	n.DeniedDomains = p.domainEntries(p.DeniedDomains, "network.deniedDomains")
 	n.AllowUnixSockets = ruleEntries(p.UnixSockets)
 	n.AllUnixSockets, n.LocalBinding, n.LocalOutboundPorts = p.AllUnixSockets, p.LocalBinding, p.LocalOutboundPorts
+	n.PrivateAddresses = p.privateEntries()
 	e.Command.Deny = commandEntries(p.CommandDeny, "command.deny")
 	e.Command.Allow = commandEntries(p.CommandAllow, "command.allow")
 	e.Command.Dynamic = p.CommandDynamic
@@ -86,6 +88,15 @@ func (p *Policy) domainEntries(domains []string, key string) []Entry {
 	return out
 }
 
+func (p *Policy) privateEntries() []Entry {
+	const key = "network.allowPrivateAddresses"
+	out := []Entry{}
+	for _, pr := range p.AllowPrivateAddresses {
+		out = append(out, Entry{Value: pr.String(), Rule: key, Source: p.domainOrigins[key+"\x00"+pr.String()]})
+	}
+	return out
+}
+
 func commandEntries(rules []CommandRule, key string) []Entry {
 	out := []Entry{}
 	for _, r := range rules {
@@ -106,7 +117,7 @@ func (e *Effective) JSON(origins bool) []byte {
 		for _, list := range []*[]Entry{
 			&out.Filesystem.AllowRead, &out.Filesystem.AllowExecute, &out.Filesystem.AllowWrite,
 			&out.Filesystem.DenyRead, &out.Filesystem.DenyWrite, &out.Network.AllowedDomains,
-			&out.Network.DeniedDomains, &out.Network.AllowUnixSockets, &out.Command.Deny, &out.Command.Allow,
+			&out.Network.DeniedDomains, &out.Network.AllowUnixSockets, &out.Network.PrivateAddresses, &out.Command.Deny, &out.Command.Allow,
 		} {
 			plain := make([]Entry, len(*list))
 			for i, x := range *list {

@@ -61,6 +61,7 @@ func (r *Resolved) Apply(f Flags, dir string) error {
 	if f.NoNetwork {
 		off := false
 		cfg.Network.AllowedDomains, cfg.Network.AllowUnixSockets, cfg.Network.AllowLocalOutboundPorts = nil, nil, nil
+		cfg.Network.AllowPrivateAddresses = nil
 		cfg.Network.AllowAllUnixSockets, cfg.Network.AllowLocalBinding, cfg.Network.AllowLocalOutbound = false, false, &off
 		cfg.SSH.AllowedHosts = nil
 	}

@@ -8,11 +8,6 @@ import (
 	"golang.org/x/net/idna"
 )
 
-// MetadataAddrs are the cloud metadata service addresses. A name that
-// resolves to one is refused unless allowedDomains lists the address
-// itself, so DNS cannot be a route to the metadata service.
-var MetadataAddrs = []netip.Addr{netip.MustParseAddr("169.254.169.254"), netip.MustParseAddr("fd00:ec2::254")}
-
 // NetDecision is the verdict on one destination, with the rule that
 // decided it (empty when none matched).
 type NetDecision struct {
@@ -24,6 +19,9 @@ type NetDecision struct {
 	// and the entry of it that matched.
 	Key     string `json:"-"`
 	Pattern string `json:"-"`
+	// Fix, when set, says what to change in the policy to allow the
+	// destination, for the hint a refusal carries.
+	Fix string `json:"-"`
 }
 
 func domainDecision(allowed bool, host, key, pattern, reason string) NetDecision {
@@ -61,11 +59,19 @@ func (p *Policy) NetworkDecision(access, requested, target string, nd NetDecisio
 // NormalizeHost lowercases a host name, drops a trailing dot and turns
 // an internationalised name into its punycode form, so that every
 // spelling of a name meets the same rules. IP addresses come back in
-// their canonical form.
+// their canonical form, including the legacy IPv4 spellings a client
+// could send (2130706433, 0177.0.0.1, 0x7f.1); a host whose last label
+// is a number but that is no address is invalid, as URL parsers have it.
 func NormalizeHost(host string) (string, error) {
 	host = strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), ".")
 	if addr, err := netip.ParseAddr(host); err == nil {
 		return addr.Unmap().String(), nil
+	}
+	if addr, ok := parseLegacyIPv4(host); ok {
+		return addr.String(), nil
+	}
+	if endsInNumber(host) {
+		return "", fmt.Errorf("%q is not a valid host name: it ends in a number but is not an IPv4 address", host)
 	}
 	ascii, err := idna.Lookup.ToASCII(host)
 	if err != nil {
@@ -102,22 +108,6 @@ func (p *Policy) DecideHostPort(host, port string) NetDecision {
 		return NetDecision{Allowed: true, Host: d.Host, Rule: "ssh.allowedHosts", Reason: "allowed for ssh"}
 	}
 	return d
-}
-
-// DecideAddr judges an address an allowed name resolved to: a denied IP
-// literal, or a metadata address that allowedDomains does not list
-// literally, is refused.
-func (p *Policy) DecideAddr(host string, addr netip.Addr) NetDecision {
-	addr = addr.Unmap()
-	if rule, ok := matchDomain(p.DeniedDomains, addr.String()); ok {
-		return domainDecision(false, host, "network.deniedDomains", rule, fmt.Sprintf("resolves to %s, which network.deniedDomains denies", addr))
-	}
-	for _, m := range MetadataAddrs {
-		if addr == m && !containsAddr(p.AllowedDomains, addr) {
-			return NetDecision{Host: host, Rule: "sandbox.metadataAddress", Reason: fmt.Sprintf("resolves to %s, the cloud metadata address, which only an allowedDomains entry naming the address itself can allow", addr)}
-		}
-	}
-	return NetDecision{Allowed: true, Host: host, Reason: "allowed"}
 }
 
 // matchDomain finds the first rule that matches the normalised host h:

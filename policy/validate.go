@@ -28,6 +28,7 @@ func (p *parsed) validate() error {
 		{"network.allowedDomains", c.Network.AllowedDomains, checkDomain},
 		{"network.deniedDomains", c.Network.DeniedDomains, checkDomain},
 		{"network.allowUnixSockets", c.Network.AllowUnixSockets, checkSocketPath},
+		{"network.allowPrivateAddresses", c.Network.AllowPrivateAddresses, checkPrivateRange},
 		{"devices.allow", c.Devices.Allow, checkDevicePath},
 		{"command.deny", c.Command.Deny, checkCommandRule},
 		{"command.allow", c.Command.Allow, checkCommandRule},

@@ -65,7 +65,7 @@ func (s *Server) connect(ctx context.Context, proto, host, port string) (net.Con
 	var denied *policy.NetDecision
 	var dialErr error
 	for _, a := range addrs {
-		if ad := s.Policy.DecideAddr(d.Host, a); !ad.Allowed {
+		if ad := s.Policy.DecideAddr(d.Host, port, a); !ad.Allowed {
 			denied = &ad
 			continue
 		}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"cmp"
+	"net/netip"
 	"path"
 	"slices"
 	"strings"
@@ -97,6 +98,9 @@ type Policy struct {
 	// LocalOutboundPorts are the host loopback TCP ports the sandbox may
 	// reach, at the same numbers inside.
 	LocalOutboundPorts []int `json:"localOutboundPorts,omitempty"`
+	// AllowPrivateAddresses are the private ranges an allowed name may
+	// resolve to (network.allowPrivateAddresses), masked.
+	AllowPrivateAddresses []netip.Prefix `json:"allowPrivateAddresses,omitempty"`
 	// UnixSockets are the host unix sockets the command may connect to;
 	// AllUnixSockets allows every one.
 	UnixSockets    []Rule `json:"unixSockets,omitempty"`
@@ -188,6 +192,7 @@ func Compile(c Config, env Env) *Policy {
 	if localOutbound := c.Network.AllowLocalOutbound; localOutbound != nil && *localOutbound || localOutbound == nil && c.Network.AllowLocalBinding {
 		p.LocalOutboundPorts = c.Network.AllowLocalOutboundPorts
 	}
+	p.AllowPrivateAddresses = privateRanges(c.Network.AllowPrivateAddresses)
 	if c.Audit.File != "" {
 		p.AuditFile = Expand(c.Audit.File, env.Dir, env.Home)
 	}
@@ -391,6 +396,11 @@ func domainOrigins(n Network, env Env) map[string]string {
 	for key, rules := range map[string][]string{"network.allowedDomains": n.AllowedDomains, "network.deniedDomains": n.DeniedDomains} {
 		for i, norm := range normalizeRules(rules) {
 			out[key+"\x00"+norm] = env.Origin(key, rules[i])
+		}
+	}
+	for _, r := range n.AllowPrivateAddresses {
+		if pr, err := ParsePrivateRange(r); err == nil {
+			out["network.allowPrivateAddresses\x00"+pr.Masked().String()] = env.Origin("network.allowPrivateAddresses", r)
 		}
 	}
 	return out

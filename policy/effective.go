@@ -43,6 +43,10 @@ type Effective struct {
 		Allow   []Entry `json:"allow"`
 		Dynamic string  `json:"dynamic"`
 	} `json:"command"`
+	Env struct {
+		Deny  []Entry `json:"deny"`
+		Allow []Entry `json:"allow"`
+	} `json:"env"`
 }
 
 // Effective lists what p enforces, each entry with its source.
@@ -65,6 +69,7 @@ func (p *Policy) Effective() *Effective {
 	e.Command.Deny = commandEntries(p.CommandDeny, "command.deny")
 	e.Command.Allow = commandEntries(p.CommandAllow, "command.allow")
 	e.Command.Dynamic = p.CommandDynamic
+	e.Env.Deny, e.Env.Allow = p.envEntries()
 	return e
 }
 
@@ -118,6 +123,7 @@ func (e *Effective) JSON(origins bool) []byte {
 			&out.Filesystem.AllowRead, &out.Filesystem.AllowExecute, &out.Filesystem.AllowWrite,
 			&out.Filesystem.DenyRead, &out.Filesystem.DenyWrite, &out.Network.AllowedDomains,
 			&out.Network.DeniedDomains, &out.Network.AllowUnixSockets, &out.Network.PrivateAddresses, &out.Command.Deny, &out.Command.Allow,
+			&out.Env.Deny, &out.Env.Allow,
 		} {
 			plain := make([]Entry, len(*list))
 			for i, x := range *list {

@@ -17,6 +17,7 @@ func TestEffectiveGolden(t *testing.T) {
 			Network:    Network{AllowedDomains: []string{"Example.COM", "*.npmjs.org"}, DeniedDomains: []string{"evil.example.com"}},
 			Filesystem: Filesystem{DefaultDenyRead: true, AllowRead: []string{"~/notes"}, AllowWrite: []string{"."}, DenyRead: []string{"**/*.pem"}, DenyWrite: []string{"vendor"}},
 			Command:    Command{Allow: []string{"git push origin"}},
+			Env:        EnvVars{Deny: []string{"*_TOKEN", "PGPASSWORD"}, Allow: []string{"CI_JOB_TOKEN"}},
 		},
 		Chain:   Chain{{Kind: KindProject, Path: "/w/fence.jsonc"}},
 		origins: map[string]Origin{},
@@ -25,7 +26,7 @@ func TestEffectiveGolden(t *testing.T) {
 		"network.allowedDomains": r.Config.Network.AllowedDomains, "network.deniedDomains": r.Config.Network.DeniedDomains,
 		"filesystem.allowRead": r.Config.Filesystem.AllowRead, "filesystem.allowWrite": r.Config.Filesystem.AllowWrite,
 		"filesystem.denyRead": r.Config.Filesystem.DenyRead, "filesystem.denyWrite": r.Config.Filesystem.DenyWrite,
-		"command.allow": r.Config.Command.Allow,
+		"command.allow": r.Config.Command.Allow, "env.deny": r.Config.Env.Deny, "env.allow": r.Config.Env.Allow,
 	} {
 		for _, v := range values {
 			r.origins[key+"\x00"+v] = Origin{Source: r.Chain[0]}

@@ -154,7 +154,7 @@ func planFor(pol *policy.Policy, disk *sandbox.Disk, argv []string, shell, degra
 }
 
 // printPlanDebug prints the plan for -d, one line per decision.
-func printPlanDebug(w io.Writer, p *sandbox.Plan) {
+func printPlanDebug(w io.Writer, pol *policy.Policy, p *sandbox.Plan) {
 	fmt.Fprintf(w, "fence: debug: plan: argv %q in %s, network %s\n", p.Argv, p.Dir, p.Network)
 	for _, b := range p.Mounts.Binds {
 		mode := "read-only"
@@ -194,8 +194,42 @@ func printPlanDebug(w io.Writer, p *sandbox.Plan) {
 		fmt.Fprintf(w, "fence: debug: seccomp: EPERM for %s\n", strings.Join(p.Seccomp, ", "))
 	}
 	if len(p.EnvRemoved) > 0 {
-		fmt.Fprintf(w, "fence: debug: env: removed %s\n", strings.Join(p.EnvRemoved, ", "))
+		fmt.Fprintf(w, "fence: debug: env: removed %s\n", envRemovedText(pol, p.EnvRemoved))
 	}
+}
+
+// envRemovedText names the variables taken out of the environment (never
+// their values), grouped by the rule that took them, rules in the order
+// they first apply: `GH_TOKEN, github_token by env.deny "*TOKEN"
+// (builtin template: read-only); LD_PRELOAD by fence (...)`.
+func envRemovedText(pol *policy.Policy, names []string) string {
+	var rules []string
+	byRule := map[string][]string{}
+	for _, n := range names {
+		rule := envRuleText(pol, n)
+		if _, ok := byRule[rule]; !ok {
+			rules = append(rules, rule)
+		}
+		byRule[rule] = append(byRule[rule], n)
+	}
+	parts := make([]string, len(rules))
+	for i, r := range rules {
+		parts[i] = strings.Join(byRule[r], ", ") + " by " + r
+	}
+	return strings.Join(parts, "; ")
+}
+
+// envRuleText names the rule that removes the variable name and where
+// that rule was written.
+func envRuleText(pol *policy.Policy, name string) string {
+	pattern, _ := sandbox.EnvRemoval(name, pol.EnvDeny, pol.EnvAllow)
+	if pattern == sandbox.LoaderRule {
+		return pattern
+	}
+	if src := pol.EnvSource("env.deny", pattern); src != "" {
+		return fmt.Sprintf("env.deny %q (%s)", pattern, src)
+	}
+	return fmt.Sprintf("env.deny %q", pattern)
 }
 
 // sshThroughProxy lets git reach ssh remotes through fence's SOCKS proxy

@@ -221,7 +221,7 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 		fmt.Fprintf(o.stderr, "fence: warning: %s\n", w)
 	}
 	if o.policy.debug {
-		printPlanDebug(o.stderr, plan)
+		printPlanDebug(o.stderr, pol, plan)
 	}
 	var code int
 	switch runtime.GOOS {

@@ -39,6 +39,7 @@ type rootBuilder struct {
 	plan  *sandbox.Plan
 	root  string         // where the new root is attached while it is built
 	trees map[string]int // bind source path -> detached mount fd
+	sizes TmpfsSizes     // of the private /tmp and /dev/shm
 }
 
 // buildRoot builds the new root and pivots into it.
@@ -48,6 +49,9 @@ func buildRoot(plan *sandbox.Plan) error {
 	}
 	b := &rootBuilder{plan: plan, root: filepath.Join(staging, "root"), trees: map[string]int{}}
 	defer b.closeTrees()
+	if plan.Mounts.PrivateTmp || plan.Mounts.Devices != "host" {
+		b.sizes = SizeTmpfs(plan.Limits)
+	}
 	steps := []func() error{b.capture, b.stage, b.tmp, b.dev, b.proc, b.binds, b.masks, b.pivot}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -182,11 +186,13 @@ func (b *rootBuilder) stage() error {
 
 func (b *rootBuilder) at(p string) string { return filepath.Join(b.root, p) }
 
+// tmp mounts the private /tmp, of limits.tmpSizeMB or the default share
+// of memory: a write past it fails with ENOSPC.
 func (b *rootBuilder) tmp() error {
 	if !b.plan.Mounts.PrivateTmp {
 		return nil
 	}
-	return mountFS("tmpfs", b.at("/tmp"), unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
+	return mountFS("tmpfs", b.at("/tmp"), unix.MS_NOSUID|unix.MS_NODEV, tmpfsData("1777", b.sizes.TmpMB))
 }
 
 func (b *rootBuilder) dev() error {
@@ -215,7 +221,7 @@ func (b *rootBuilder) dev() error {
 	if err := os.Mkdir(filepath.Join(dev, "shm"), 0o1777); err != nil {
 		return err
 	}
-	if err := mountFS("tmpfs", filepath.Join(dev, "shm"), unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+	if err := mountFS("tmpfs", filepath.Join(dev, "shm"), unix.MS_NOSUID|unix.MS_NODEV, tmpfsData("1777", b.sizes.ShmMB)); err != nil {
 		return err
 	}
 	links := map[string]string{"ptmx": "pts/ptmx", "fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"}

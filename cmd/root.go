@@ -213,7 +213,7 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 		return err
 	}
 	plan.Monitor, plan.Recorder, plan.KeepFDs = o.monitor, rec, o.keepFDs
-	plan.Limits = plan.Limits.Tighter(o.limits.RunLimits)
+	o.limits.apply(plan, o.policy.debug, o.stderr)
 	if err := addForwards(plan, o.ports); err != nil {
 		return err
 	}

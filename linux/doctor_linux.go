@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fence-sandbox/fence/policy"
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
@@ -44,7 +45,7 @@ func Doctor() []Finding {
 	}
 	out = append(out, f, Finding{Name: "seccomp", OK: seccompAvailable(), Detail: "filter mode with TSYNC"})
 	limits, ok := userNSLimits()
-	out = append(out, Finding{Name: "user namespaces", OK: ok, Detail: limits}, limitsFinding())
+	out = append(out, Finding{Name: "user namespaces", OK: ok, Detail: limits}, limitsFinding(), tmpfsFinding())
 	return append(out, probe())
 }
 
@@ -56,11 +57,22 @@ func limitsFinding() Finding {
 		detail += "; the process limit does not bind root, so as root only a timeout ends a fork bomb"
 	}
 	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err != nil {
-		detail += "; cgroup v1 here (fence does not use cgroups yet)"
+		detail += "; cgroup v1 here (fence reads its memory limit for the sizes of /tmp and /dev/shm, and enforces nothing with cgroups yet)"
 	} else {
-		detail += "; cgroup v2 here, which fence does not use yet"
+		detail += "; cgroup v2 here (fence reads its memory limit for the sizes of /tmp and /dev/shm, and enforces nothing with cgroups yet)"
 	}
 	return Finding{Name: "limits", OK: true, Detail: detail}
+}
+
+// tmpfsFinding gives the default sizes of the sandbox's /tmp and
+// /dev/shm here, what they are shares of, and where they do not apply.
+func tmpfsFinding() Finding {
+	s := SizeTmpfs(policy.RunLimits{})
+	detail := fmt.Sprintf("by default /tmp %d MiB and /dev/shm %d MiB: a quarter and an eighth of %s, and an inode per %d KiB of size;"+
+		" limits.tmpSizeMB, limits.shmSizeMB, --limit-tmp and --limit-shm set them (a flag only lowers);"+
+		" no size applies to a host /tmp the policy makes writable (the code templates do), to the host's /dev/shm (devices.mode \"host\"), or with Landlock alone",
+		s.TmpMB, s.ShmMB, s.Memory, policy.BytesPerInode>>10)
+	return Finding{Name: "tmp and shm", OK: true, Detail: detail}
 }
 
 func seccompAvailable() bool {

@@ -10,7 +10,6 @@ import (
 	"path"
 	"unsafe"
 
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
 	"github.com/fence-sandbox/fence/sandbox"
@@ -48,65 +47,33 @@ type seccompNotifResp struct {
 }
 
 // installExecNotify installs the filter and returns the listener fd.
-func installExecNotify() (*os.File, error) {
-	raw, err := bpf.Assemble([]bpf.Instruction{
-		bpf.LoadAbsolute{Off: offArch, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: auditArch, SkipTrue: 1},
-		bpf.RetConstant{Val: retKill},
-		bpf.LoadAbsolute{Off: offNr, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_EXECVE, SkipTrue: 2},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_EXECVEAT, SkipTrue: 1},
-		bpf.RetConstant{Val: retAllow},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_USER_NOTIF},
-	})
-	if err != nil {
-		return nil, err
-	}
-	filter := make([]unix.SockFilter, len(raw))
-	for i, ins := range raw {
-		filter[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
-	}
-	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	flags := unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_TSYNC | unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH
-	fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, uintptr(flags), uintptr(unsafe.Pointer(&prog)))
-	if e != 0 {
-		return nil, fmt.Errorf("runtimeExecPolicy \"argv\" needs seccomp user notification (Linux 5.9 or later): seccomp: %w", e)
-	}
-	unix.CloseOnExec(int(fd))
-	return os.NewFile(fd, "seccomp-notify"), nil
-}
+func installExecNotify() (*os.File, error) { return installNotify(true, false) }
 
 // judgeExecs answers the sandbox's exec notifications until the sandbox
-// is gone, refusing what the plan's rules deny. Refusals are reported
-// on stderr, since the program only sees EPERM.
+// is gone, refusing what the plan's rules deny.
 func judgeExecs(notify *os.File, plan *sandbox.Plan, stderr io.Writer) {
-	defer notify.Close()
-	fd := notify.Fd()
-	for {
-		var n seccompNotif
-		if _, _, e := unix.Syscall(unix.SYS_IOCTL, fd, unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&n))); e != 0 {
-			if e == unix.EINTR {
-				continue
-			}
-			return // the sandbox is gone
-		}
-		resp := seccompNotifResp{ID: n.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
-		argv, err := execArgv(&n)
-		switch {
-		case !notifValid(fd, n.ID):
-			continue // the process is gone
-		case err != nil:
-			fmt.Fprintf(stderr, "fence: refused an exec whose arguments could not be read: %v\n", err)
+	serveNotify(notify, plan, nil, stderr)
+}
+
+// judgeExec answers one exec notification. Refusals are reported on
+// stderr, since the program only sees EPERM.
+func judgeExec(fd uintptr, n *seccompNotif, plan *sandbox.Plan, stderr io.Writer) {
+	resp := seccompNotifResp{ID: n.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+	argv, err := execArgv(n)
+	switch {
+	case !notifValid(fd, n.ID):
+		return // the process is gone
+	case err != nil:
+		fmt.Fprintf(stderr, "fence: refused an exec whose arguments could not be read: %v\n", err)
+		resp = seccompNotifResp{ID: n.ID, Error: -int32(unix.EPERM)}
+	default:
+		if v := sandbox.PreflightArgv(plan.ExecRules, argv); v.Blocked {
+			plan.Recorder.Command(sandbox.LayerExec, v)
+			fmt.Fprintf(stderr, "fence: %s (at exec)\n", v.Message())
 			resp = seccompNotifResp{ID: n.ID, Error: -int32(unix.EPERM)}
-		default:
-			if v := sandbox.PreflightArgv(plan.ExecRules, argv); v.Blocked {
-				plan.Recorder.Command(sandbox.LayerExec, v)
-				fmt.Fprintf(stderr, "fence: %s (at exec)\n", v.Message())
-				resp = seccompNotifResp{ID: n.ID, Error: -int32(unix.EPERM)}
-			}
 		}
-		unix.Syscall(unix.SYS_IOCTL, fd, unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
 	}
+	unix.Syscall(unix.SYS_IOCTL, fd, unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
 }
 
 func notifValid(fd uintptr, id uint64) bool {

@@ -151,13 +151,16 @@ func restrict(w *wire) (execNotify *os.File, err error) {
 	if err := installSeccomp(seccompOptions{
 		denySockets: w.Plan.Network == "none" && !w.Namespaces && w.Plan.Landlock.TCP == nil,
 		denyMPTCP:   w.Plan.Landlock.TCP != nil,
+		netGuard:    !w.Namespaces,
+		filtered:    w.Plan.Network == "none",
 		guardModes:  !w.Namespaces,
 		root:        unix.Geteuid() == 0,
 	}); err != nil {
 		return nil, err
 	}
-	if plan.ExecArgv {
-		return installExecNotify()
+	if plan.ExecArgv || !w.Namespaces {
+		// Without namespaces the supervisor judges connect() too.
+		return installNotify(plan.ExecArgv, !w.Namespaces)
 	}
 	return nil, nil
 }

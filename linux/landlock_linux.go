@@ -52,6 +52,32 @@ func KernelLandlockABI() int {
 // the supervisor has already refused (or warned about) a kernel older
 // than the plan needs.
 func applyLandlock(plan sandbox.Landlock) error {
+	cfg, opts, err := landlockConfig(plan)
+	if err != nil {
+		return err
+	}
+	if err := cfg.BestEffort().Restrict(opts...); err != nil {
+		return fmt.Errorf("landlock: %w", err)
+	}
+	return nil
+}
+
+// landlockRulesetFD makes the plan's ruleset without enforcing it, for
+// one thread to enter (see connectJudge); fd is -1 when there is nothing
+// to enforce.
+func landlockRulesetFD(plan sandbox.Landlock) (fd int, flags uint32, err error) {
+	cfg, opts, err := landlockConfig(plan)
+	if err != nil {
+		return -1, 0, err
+	}
+	fd, flags, err = cfg.BestEffort().NewRulesetFD(opts...)
+	if err != nil {
+		return -1, 0, fmt.Errorf("landlock: %w", err)
+	}
+	return fd, flags, nil
+}
+
+func landlockConfig(plan sandbox.Landlock) (*landlock.Config, []landlock.Rule, error) {
 	args := []any{landlock.V9.HandledAccessFS, landlock.V7.Scoped}
 	var opts []landlock.Rule
 	if plan.TCP != nil {
@@ -65,20 +91,17 @@ func applyLandlock(plan sandbox.Landlock) error {
 	}
 	cfg, err := landlock.NewConfig(args...)
 	if err != nil {
-		return fmt.Errorf("landlock config: %w", err)
+		return nil, nil, fmt.Errorf("landlock config: %w", err)
 	}
 	for _, r := range plan.Rules {
 		access, err := accessOf(r.Access)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		if fi, err := os.Stat(r.Path); err == nil && !fi.IsDir() {
 			access &= accessFile
 		}
 		opts = append(opts, landlock.PathAccess(access, r.Path).IgnoreIfMissing())
 	}
-	if err := cfg.BestEffort().Restrict(opts...); err != nil {
-		return fmt.Errorf("landlock: %w", err)
-	}
-	return nil
+	return cfg, opts, nil
 }

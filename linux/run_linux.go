@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -62,7 +63,7 @@ func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, stderr io.W
 		return 0, fmt.Errorf("create private TMPDIR: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	ll := sandbox.LandlockOnly(plan, tmp, nil)
+	ll := sandbox.LandlockOnly(plan, tmp, ownTerminals())
 	if err := checkLandlock(KernelLandlockABI(), ll.Landlock.MinABI, ll.Landlock.Reasons, plan.Degraded, stderr); err != nil {
 		return 0, fmt.Errorf("%v, and %w", why, err)
 	}
@@ -78,6 +79,23 @@ func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, stderr io.W
 		fmt.Fprintf(stderr, "fence: warning: %d processes the command started were still running after fence spent %s killing them (pids %v): kill them before trusting what the run left\n", len(left), killBudget, left)
 	}
 	return code, err
+}
+
+// ownTerminals are the terminal devices fence's standard streams are:
+// the only ones the command may use in the Landlock-only engine, whose
+// /dev/pts is the host's.
+func ownTerminals() []string {
+	var out []string
+	for fd := range 3 {
+		if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err != nil {
+			continue
+		}
+		p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+		if err == nil && strings.HasPrefix(p, "/dev/") && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func printWeaker(weaker []string, stderr io.Writer) {
@@ -156,8 +174,12 @@ func serve(cmd *exec.Cmd, w *wire, planW, statR *os.File, ready chan struct{}, f
 	planW.Close()
 	status, files := readStatus(statR)
 	close(ready) // the init takes signals now (or is gone)
-	if w.Plan.ExecArgv && len(files) > 0 {
-		go judgeExecs(files[len(files)-1], w.Plan, stderr)
+	if (w.Plan.ExecArgv || !w.Namespaces) && len(files) > 0 {
+		var conn *connectJudge
+		if !w.Namespaces {
+			conn = newConnectJudge(landlockOnlyRules(w.Plan), w.Plan, stderr)
+		}
+		go serveNotify(files[len(files)-1], w.Plan, conn, stderr)
 		files = files[:len(files)-1]
 	}
 	if w.Plan.Network == "none" && w.Namespaces {

@@ -71,6 +71,11 @@ type seccompOptions struct {
 	// denyMPTCP refuses MPTCP sockets, which Landlock's TCP rules do not
 	// cover, so that programs fall back to plain TCP.
 	denyMPTCP bool
+	// netGuard, in the Landlock-only engine, keeps sockets to what the
+	// supervisor's connect() judging covers (see netRules); filtered says
+	// the network is the proxies' ("none"). denySockets then leaves only
+	// unix sockets.
+	netGuard, filtered bool
 	// guardModes, in the Landlock-only engine, keeps the command from
 	// changing modes, owners and extended attributes where no mount makes
 	// the host read-only (see modeRules); root, when the command runs as
@@ -113,6 +118,8 @@ func seccompProgram(o seccompOptions) ([]bpf.RawInstruction, error) {
 		prog = append(prog, modeRules(o.root)...)
 	}
 	switch {
+	case o.netGuard:
+		prog = append(prog, netRules(o.filtered, o.denySockets)...)
 	case o.denySockets:
 		prog = append(prog,
 			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.SYS_SOCKET, SkipTrue: 4},

@@ -222,6 +222,24 @@ func hostProxyListeners(w *wire) ([]net.Listener, error) {
 	return listeners, nil
 }
 
+// landlockOnlyRules are what the supervisor lets the Landlock-only
+// sandbox of plan connect to: the proxies hostProxyListeners opened (the
+// first two TCP ports), the local ports, and no host socket of the
+// plan's masks.
+func landlockOnlyRules(plan *sandbox.Plan) connectRules {
+	r := connectRules{Filtered: plan.Network == "none"}
+	if tcp := plan.Landlock.TCP; tcp != nil && len(tcp.Connect) >= 2 {
+		r.ProxyPorts = tcp.Connect[:2]
+		r.LocalPorts = tcp.Connect[2:]
+	}
+	var socks []string
+	for _, m := range plan.Mounts.Masks {
+		socks = append(socks, m.Path)
+	}
+	r.HostSockets = hostSocketKeys(socks)
+	return r
+}
+
 // The status socket then carries -p connections: the supervisor sends a
 // port (two bytes), the init dials it on the sandbox's loopback and sends
 // back one byte (1 for success) with the connected socket.

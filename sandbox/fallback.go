@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"io/fs"
 	"os"
 	"path"
 	"slices"
@@ -20,20 +21,20 @@ func WeakerFor(plan *Plan, root bool) []string {
 	out := []string{
 		"no mount namespace: directories on the way to a denied path cannot be listed, and new files cannot be created directly in them",
 		"no private /tmp: TMPDIR points to a private directory in the host's /tmp instead, with no size limit beyond --limit-fsize per file (limits.tmpSizeMB and shmSizeMB do not apply); the rest of the host's /tmp is readable wherever the policy lets the command read",
-		"no pid namespace: host processes are visible in /proc (their command lines, not their environment or memory); daemons the command starts are killed when it ends (or times out), fence being their subreaper, but not when fence itself is killed with SIGKILL",
+		"no pid namespace: host processes are visible in /proc (their command lines among the rest, not their environment, memory or open files); daemons the command starts are killed when it ends (or times out), fence being their subreaper, but not when fence itself is killed with SIGKILL",
 		"no read-only host: Landlock does not cover file modes, owners or extended attributes, so the seccomp filter refuses setuid and setgid bits (by chmod and when creating a file; openat2 fails with ENOSYS), a world-writable chmod, and every change to extended attributes and ACLs (EOPNOTSUPP); other mode changes to the user's own files outside the policy (chmod 644 ~/.ssh/id_rsa, chmod +x on a hook git ignores for lack of it) and their timestamps are not refused",
-		"no ipc namespace: System V IPC and POSIX message queues are the host's",
+		"no ipc namespace: System V IPC and POSIX message queues are the host's, so their calls fail with EPERM",
 	}
 	if plan.Network == "none" {
-		out = append(out, "no network namespace: Landlock limits TCP to the port numbers of fence's proxies and allowLocalOutboundPorts, on any address, so a server elsewhere on one of those ports is reached past the proxies, and TCP Fast Open is not limited at all; UDP and other sockets are not restricted")
+		out = append(out, "no network namespace: fence judges every connect(), and TCP reaches only its proxies on 127.0.0.1 and the ports of allowLocalOutboundPorts on 127.0.0.1 and ::1 (anything else fails with EACCES, and fence names it); UDP, ICMP, raw, SCTP and MPTCP sockets, every family but unix and netlink route, and TCP Fast Open fail with EACCES (names resolve through the proxies only); nothing may listen on TCP")
 	} else {
 		out = append(out, "no network namespace: the host's network, as the policy asks")
 	}
-	out = append(out, "no mount masks: the host's pathname unix sockets (a tmux server, docker.sock, ssh-agent, X11, D-Bus) are reachable unless the kernel's Landlock (ABI 9) refuses them")
+	out = append(out, "no mount masks: fence judges every connect() to a unix socket, and refuses (EACCES) the host's sockets it found at start that network.allowUnixSockets does not list, by any path or link to them; a socket the host binds after the start is reachable, unless the kernel's Landlock (ABI 9) refuses it outside the trees the command may write; abstract sockets cannot be connected to at all, not even the sandbox's own, and unix datagram sockets cannot be created (EACCES: syslog(3) and sd_notify fail quietly)")
 	if plan.Mounts.Devices == "host" {
 		out = append(out, "no private /dev: the host's, as the policy asks (devices \"host\"), with every terminal and the host's /dev/shm")
 	} else {
-		out = append(out, "no private /dev: /dev/pts, /dev/ptmx and /dev/shm are the host's, with every right: the command can read other terminals' input and read and rewrite the host's shared memory")
+		out = append(out, "no private /dev: the command gets the host's null, zero, full, random, urandom and tty devices and fence's own terminal, but no other terminal and no new pseudo-terminal (/dev/pts holds the host's other sessions: script, tmux, expect and Python's pty fail with EACCES), and no /dev/shm (shm_open, sem_open and Python multiprocessing's locks fail with EACCES)")
 	}
 	if root {
 		out = append(out, WeakerRoot)
@@ -51,14 +52,21 @@ const WeakerRoot = "as root: chmod and chown fail with \"Operation not permitted
 // entries, so that the denied path gets no rule at all. tmpDir is a
 // private directory the command may write, in place of a private /tmp;
 // terminals are the terminal devices fence's standard streams are, the
-// only ones of /dev/pts the command may use.
+// only ones of /dev/pts the command may use. The masks that are host
+// sockets stay in the plan's Mounts (its only ones), for the supervisor,
+// which judges connect(): Landlock before ABI 9 cannot refuse them, and
+// carving around them would take the rule off their directories.
 func LandlockOnly(plan *Plan, tmpDir string, terminals []string) *Plan {
 	p := *plan
 	p.Mounts = Mounts{}
 	p.Env = append(slices.Clone(plan.Env), "TMPDIR="+tmpDir)
 	var deniedRead, deniedWrite []string
 	for _, m := range plan.Mounts.Masks {
-		deniedRead = append(deniedRead, m.Path)
+		if isSocket(m.Path) {
+			p.Mounts.Masks = append(p.Mounts.Masks, m)
+		} else {
+			deniedRead = append(deniedRead, m.Path)
+		}
 	}
 	deniedWrite = slices.Clone(deniedRead)
 	for _, b := range plan.Mounts.Binds {
@@ -95,13 +103,31 @@ func LandlockOnly(plan *Plan, tmpDir string, terminals []string) *Plan {
 }
 
 // landlockDevices are the device paths the Landlock-only sandbox grants:
-// all of /dev for devices "host", otherwise the minimal set and what the
-// policy passes through.
+// all of /dev for devices "host"; otherwise the harmless ones, /dev/tty
+// (fence's own controlling terminal), fence's terminals and what the
+// policy passes through. /dev/pts and /dev/shm are the host's: all of
+// /dev/pts would be every session's terminal, and /dev/shm every
+// program's shared memory. A new pseudo-terminal cannot be had without
+// them: Landlock checks the open of its other end, by TIOCGPTPEER as by
+// its path, against /dev/pts. A policy that passes /dev/pts through gets
+// /dev/ptmx with it.
 func landlockDevices(m Mounts, terminals []string) []string {
 	if m.Devices == "host" {
 		return []string{"/dev"}
 	}
-	return append([]string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm"}, m.DevAllow...)
+	devices := []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+	devices = append(devices, terminals...)
+	devices = append(devices, m.DevAllow...)
+	if slices.Contains(m.DevAllow, "/dev/pts") && !slices.Contains(m.DevAllow, "/dev/ptmx") {
+		devices = append(devices, "/dev/ptmx")
+	}
+	slices.Sort(devices)
+	return slices.Compact(devices)
+}
+
+func isSocket(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode()&fs.ModeSocket != 0
 }
 
 // carve returns paths that together grant root minus everything in denied:

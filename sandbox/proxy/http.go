@@ -38,10 +38,14 @@ func refuseHTTP(w http.ResponseWriter, proto, target string, r *refused) {
 	if r.d.Rule != "" {
 		reason += " (" + r.d.Rule + ")"
 	}
+	hint := "add the host to network.allowedDomains in fence.jsonc if the command needs it"
+	if r.d.Fix != "" {
+		hint = r.d.Fix
+	}
 	w.Header().Set("X-Fence-Reason", reason)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusForbidden)
-	fmt.Fprintf(w, "fence: blocked %s %s: %s\nfence: hint: add the host to network.allowedDomains in fence.jsonc if the command needs it\n", proto, target, reason)
+	fmt.Fprintf(w, "fence: blocked %s %s: %s\nfence: hint: %s\n", proto, target, reason, hint)
 }
 
 func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request) {

@@ -5,12 +5,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,40 +25,86 @@ import (
 // rig is a target server on loopback and both proxies in front of it,
 // with a resolver hook that maps test names to addresses and a dial hook
 // that refuses anything but loopback, so no test traffic leaves the host.
+// A few made-up addresses (fakes) are dialled at the target on loopback
+// instead, to show what is dialled once the policy allows them.
 type rig struct {
 	target     string // the target server's port
 	httpProxy  string
 	socksProxy string
+	s          *Server
 	mu         sync.Mutex
 	lookedUp   []string
+	dialed     []string
 	events     []Event
 }
 
-func newRig(t *testing.T) *rig {
+// rigOptions change a rig: the policy's network (given the target's
+// port), names beyond the default ones, made-up addresses to dial at the
+// target, and the target itself.
+type rigOptions struct {
+	network func(port int) policy.Network
+	names   map[string][]string
+	fakes   []string
+	handler http.Handler
+}
+
+// defaultNetwork allows allowed.test, *.wild.test, meta.test and the
+// literal 127.0.0.1, and denies bad.wild.test.
+func defaultNetwork(int) policy.Network {
+	return policy.Network{
+		AllowedDomains: []string{"allowed.test", "*.wild.test", "meta.test", "127.0.0.1"},
+		DeniedDomains:  []string{"bad.wild.test"},
+	}
+}
+
+func newRig(t *testing.T) *rig { return newRigWith(t, rigOptions{}) }
+
+func newRigWith(t *testing.T, o rigOptions) *rig {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") }))
+	if o.handler == nil {
+		o.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/host" {
+				io.WriteString(w, r.Host)
+				return
+			}
+			io.WriteString(w, "hello")
+		})
+	}
+	if o.network == nil {
+		o.network = defaultNetwork
+	}
+	srv := httptest.NewServer(o.handler)
 	t.Cleanup(srv.Close)
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	r := &rig{target: port}
-	names := map[string]string{"allowed.test": "127.0.0.1", "a.wild.test": "127.0.0.1", "bad.wild.test": "127.0.0.1", "meta.test": "169.254.169.254", "twoaddr.test": "169.254.169.254"}
-	pol := policy.Compile(policy.Config{Network: policy.Network{
-		AllowedDomains: []string{"allowed.test", "*.wild.test", "meta.test", "127.0.0.1"},
-		DeniedDomains:  []string{"bad.wild.test"},
-	}}, policy.Env{})
-	s := &Server{
-		Policy: pol,
+	names := map[string][]string{"allowed.test": {"127.0.0.1"}, "a.wild.test": {"127.0.0.1"}, "bad.wild.test": {"127.0.0.1"}, "meta.test": {"169.254.169.254"}, "twoaddr.test": {"169.254.169.254"}}
+	maps.Copy(names, o.names)
+	n, _ := strconv.Atoi(port)
+	r.s = &Server{
+		Policy: policy.Compile(policy.Config{Network: o.network(n)}, policy.Env{}),
 		Resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
 			r.mu.Lock()
 			r.lookedUp = append(r.lookedUp, host)
 			r.mu.Unlock()
-			a, ok := names[host]
+			addrs, ok := names[host]
 			if !ok {
 				return nil, fmt.Errorf("no such host %s", host)
 			}
-			return []netip.Addr{netip.MustParseAddr(a)}, nil
+			var out []netip.Addr
+			for _, a := range addrs {
+				out = append(out, netip.MustParseAddr(a))
+			}
+			return out, nil
 		},
 		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if ap, err := netip.ParseAddrPort(addr); err != nil || !ap.Addr().IsLoopback() {
+			r.mu.Lock()
+			r.dialed = append(r.dialed, addr)
+			r.mu.Unlock()
+			ap, err := netip.ParseAddrPort(addr)
+			switch {
+			case err == nil && slices.Contains(o.fakes, ap.Addr().String()):
+				addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(int(ap.Port())))
+			case err != nil || !ap.Addr().IsLoopback():
 				t.Errorf("the proxy dialled %s, which is not loopback", addr)
 				return nil, fmt.Errorf("test dialer: %s is off limits", addr)
 			}
@@ -72,7 +120,7 @@ func newRig(t *testing.T) *rig {
 	for _, serve := range []struct {
 		addr *string
 		fn   func(net.Listener) error
-	}{{&r.httpProxy, s.ServeHTTP}, {&r.socksProxy, s.ServeSOCKS}} {
+	}{{&r.httpProxy, r.s.ServeHTTP}, {&r.socksProxy, r.s.ServeSOCKS}} {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -84,10 +132,34 @@ func newRig(t *testing.T) *rig {
 	return r
 }
 
+// takeEvents returns the refusals logged so far and forgets them.
+func (r *rig) takeEvents() []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.events
+	r.events = nil
+	return e
+}
+
+// takeDialed returns the addresses dialled so far and forgets them.
+func (r *rig) takeDialed() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := r.dialed
+	r.dialed = nil
+	return d
+}
+
+// proxyClient is an HTTP client that sends everything through the rig's
+// HTTP proxy.
+func (r *rig) proxyClient() *http.Client {
+	proxyURL, _ := url.Parse("http://" + r.httpProxy)
+	return &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL), DisableKeepAlives: true}}
+}
+
 func TestHTTPProxy(t *testing.T) {
 	r := newRig(t)
-	proxyURL, _ := url.Parse("http://" + r.httpProxy)
-	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}}
+	client := r.proxyClient()
 	tests := []struct {
 		host   string
 		status int

@@ -1,12 +1,14 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -151,6 +153,10 @@ func FuzzHTTPProxy(f *testing.F) {
 		"GET http://user@evil.test@allowed.test/ HTTP/1.1\r\n\r\n",
 		"GET /relative HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
 		"CONNECT allowed.test:443 HTTP/1.0\r\n\r\nGET http://evil.test/ HTTP/1.1\r\n\r\n",
+		"CONNECT 2130706433:80 HTTP/1.1\r\n\r\n",
+		"CONNECT 0x7f.1:80 HTTP/1.1\r\n\r\n",
+		"GET http://0251.0376.0251.0376/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+		"CONNECT allowed.test:443 HTTP/1.1\r\n\r\n" + string(clientHello(f, "evil.test")),
 	} {
 		f.Add([]byte(seed))
 	}
@@ -195,4 +201,38 @@ func TestFuzzRigDials(t *testing.T) {
 	if len(r.dialed) != 2 || r.dialed[0] != "127.0.0.1:443" || r.dialed[1] != "127.0.0.1:80" {
 		t.Errorf("dialled %q, want 127.0.0.1:443 and 127.0.0.1:80", r.dialed)
 	}
+}
+
+// FuzzHelloReader feeds arbitrary streams to the ClientHello reader, whole
+// and cut at two points the input chooses: it must not panic, must come
+// to the same verdict however the stream is cut, and must name only
+// server names the stream holds.
+func FuzzHelloReader(f *testing.F) {
+	real := clientHello(f, "api.example.com")
+	for _, seed := range [][]byte{
+		real, reframe(real, 64), clientHello(f, ""), buildHello([]string{"a.test", "b.test"}, nil),
+		buildHello(nil, nil), []byte("GET / HTTP/1.1\r\n\r\n"), {0x16, 3, 1, 0, 4, 1, 0, 0, 0},
+	} {
+		f.Add(seed, uint16(1), uint16(len(seed)/2))
+	}
+	f.Fuzz(func(t *testing.T, stream []byte, cut1, cut2 uint16) {
+		whole, wholeNames, wholeErr := feedAll(stream, 0)
+		a, b := min(int(cut1), len(stream)), min(int(cut2), len(stream))
+		a, b = min(a, b), max(a, b)
+		var h helloReader
+		state, err := helloMore, error(nil)
+		for _, piece := range [][]byte{stream[:a], stream[a:b], stream[b:]} {
+			if state, err = h.feed(piece); state != helloMore || err != nil {
+				break
+			}
+		}
+		if state != whole || (err == nil) != (wholeErr == nil) || !slices.Equal(h.names, wholeNames) {
+			t.Fatalf("cut at %d and %d: %v %q %v; whole: %v %q %v", a, b, state, h.names, err, whole, wholeNames, wholeErr)
+		}
+		for _, n := range h.names {
+			if !bytes.Contains(stream, []byte(n)) {
+				t.Fatalf("name %q is not in the stream", n)
+			}
+		}
+	})
 }

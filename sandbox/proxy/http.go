@@ -72,11 +72,18 @@ func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request) {
 	}
 	defer client.Close()
 	io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n")
+	up := s.gate("CONNECT", r.Host, host, port, target, func() {
+		client.Write(tlsAccessDenied)
+		target.Close()
+		client.Close()
+	})
 	if n := buf.Reader.Buffered(); n > 0 {
 		data, _ := buf.Reader.Peek(n)
-		target.Write(data)
+		if _, err := up.Write(data); err != nil {
+			return
+		}
 	}
-	splice(client, target)
+	splice(client, up)
 }
 
 // hopHeaders are meant for the proxy, not the server.

@@ -2,7 +2,10 @@
 // tunnels and absolute-URI requests) and a SOCKS5 proxy with remote name
 // resolution. They are the only way out of a sandbox with a private
 // network, and they decide every connection by the policy's domain
-// rules, refusing with the rule that decided.
+// rules, refusing with the rule that decided: the name first, then each
+// address it resolves to (only an address the policy allows is dialled,
+// by its literal, with no second lookup), then, in a tunnel that begins
+// with a TLS ClientHello, the server names (SNI) it asks for.
 //
 // It decides nothing itself (package policy does) and knows nothing of
 // how its listeners reach the sandbox (the platform backends do).
@@ -51,8 +54,9 @@ type refused struct{ d policy.NetDecision }
 func (r *refused) Error() string { return r.d.Reason }
 
 // connect decides host, resolves it, drops addresses the policy refuses
-// (a name that leads to the metadata service, say), and dials the first
-// allowed address. A refusal is a *refused error.
+// (a name that leads to the host's loopback, the metadata service or a
+// private range the policy does not open), and dials the first allowed
+// address by its literal. A refusal is a *refused error.
 func (s *Server) connect(ctx context.Context, proto, host, port string) (net.Conn, error) {
 	d := s.Policy.DecideHostPort(host, port)
 	if !d.Allowed {

@@ -72,10 +72,15 @@ func (r socksRules) Allow(ctx context.Context, req *socks5.Request) (context.Con
 		r.s.refuse("SOCKS5", net.JoinHostPort(host, port), deniedCommand)
 		return ctx, false
 	}
+	target := net.JoinHostPort(host, port)
 	conn, err := r.s.connect(ctx, "SOCKS5", host, port)
 	var ref *refused
 	if errors.As(err, &ref) {
 		return ctx, false // "connection not allowed by ruleset"
+	}
+	if err == nil {
+		upstream := conn
+		conn = r.s.gate("SOCKS5", target, host, port, upstream, func() { upstream.Close() })
 	}
 	return context.WithValue(ctx, connKey{}, dialed{conn, err}), true
 }

@@ -91,6 +91,12 @@ func (w *world) landlockOnly(t *testing.T, u user, args ...string) result {
 // created, with args as they are.
 func (w *world) landlockOnlyRun(t *testing.T, u user, args ...string) result {
 	t.Helper()
+	return w.landlockOnlyWith(t, u, nil, args...)
+}
+
+// landlockOnlyWith is landlockOnlyRun with stdin, when it is not nil.
+func (w *world) landlockOnlyWith(t *testing.T, u user, stdin *os.File, args ...string) result {
+	t.Helper()
 	script := `echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"`
 	attr := &syscall.SysProcAttr{
 		Cloneflags:  syscall.CLONE_NEWUSER,
@@ -107,6 +113,9 @@ func (w *world) landlockOnlyRun(t *testing.T, u user, args ...string) result {
 	cmd := exec.Command("/bin/sh", argv...)
 	cmd.SysProcAttr = attr
 	cmd.Dir, cmd.Env = w.ws, []string{"HOME=" + w.home, "PATH=/usr/bin:/bin"}
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	// A process that outlives fence would hold its output open: the

@@ -52,20 +52,25 @@ const WeakerRoot = "as root: chmod and chown fail with \"Operation not permitted
 // entries, so that the denied path gets no rule at all. tmpDir is a
 // private directory the command may write, in place of a private /tmp;
 // terminals are the terminal devices fence's standard streams are, the
-// only ones of /dev/pts the command may use. The masks that are host
-// sockets stay in the plan's Mounts (its only ones), for the supervisor,
-// which judges connect(): Landlock before ABI 9 cannot refuse them, and
-// carving around them would take the rule off their directories.
-func LandlockOnly(plan *Plan, tmpDir string, terminals []string) *Plan {
+// only ones of /dev/pts the command may use. hostSockets are the host's
+// sockets (HostSockets): those the plan's "unix" rules do not grant
+// become the new plan's only masks, for the supervisor, which judges
+// connect(). Landlock before ABI 9 cannot refuse them, the host's /tmp
+// (where the namespace sandbox's private one hides them) is the command's,
+// and carving around them would take the rule off their directories.
+func LandlockOnly(plan *Plan, tmpDir string, terminals, hostSockets []string) *Plan {
 	p := *plan
 	p.Mounts = Mounts{}
 	p.Env = append(slices.Clone(plan.Env), "TMPDIR="+tmpDir)
 	var deniedRead, deniedWrite []string
 	for _, m := range plan.Mounts.Masks {
-		if isSocket(m.Path) {
-			p.Mounts.Masks = append(p.Mounts.Masks, m)
-		} else {
+		if !m.Socket && !isSocket(m.Path) {
 			deniedRead = append(deniedRead, m.Path)
+		}
+	}
+	for _, s := range hostSockets {
+		if !slices.ContainsFunc(plan.Landlock.Rules, func(r LandlockRule) bool { return r.Access == "unix" && under(s, r.Path) }) {
+			p.Mounts.Masks = append(p.Mounts.Masks, Mask{Path: s, Socket: true, Why: "a host unix socket network.allowUnixSockets does not list"})
 		}
 	}
 	deniedWrite = slices.Clone(deniedRead)

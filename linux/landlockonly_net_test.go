@@ -1,0 +1,297 @@
+//go:build linux
+
+package linux_test
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/fence-sandbox/fence/sandbox"
+)
+
+// The tests of this file try, from inside the Landlock-only engine, the
+// ways out that a network namespace, mount masks and a private /dev
+// close in the other engine: every one is also tried outside fence, as
+// the same user, and works there, so that a failure inside is fence's.
+
+var (
+	sockprobeOnce sync.Once
+	sockprobeErr  error
+)
+
+// sockprobe builds testdata/sockprobe once and copies it into w.ws.
+func (w *world) sockprobe(t *testing.T) {
+	t.Helper()
+	p := filepath.Join(bin, "sockprobe")
+	sockprobeOnce.Do(func() {
+		cmd := exec.Command("go", "build", "-o", p, "./testdata/sockprobe")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			sockprobeErr = fmt.Errorf("build sockprobe: %v\n%s", err, out)
+		}
+	})
+	if sockprobeErr != nil {
+		t.Fatal(sockprobeErr)
+	}
+	b, err := os.ReadFile(p)
+	must(t, err)
+	must(t, os.WriteFile(w.ws+"/sockprobe", b, 0o755))
+	must(t, os.Lchown(w.ws+"/sockprobe", w.uid, w.uid))
+}
+
+// counting listens on network, addr and counts the connections.
+func counting(t *testing.T, network, addr string) (net.Listener, *atomic.Int64) {
+	t.Helper()
+	l, err := net.Listen(network, addr)
+	must(t, err)
+	t.Cleanup(func() { l.Close() })
+	var n atomic.Int64
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			n.Add(1)
+			c.Close()
+		}
+	}()
+	return l, &n
+}
+
+// probeResults reads sockprobe's lines into a map.
+func probeResults(out string) map[string]string {
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if k, v, ok := strings.Cut(line, ": "); ok {
+			got[k] = v
+		}
+	}
+	return got
+}
+
+func checkProbe(t *testing.T, what string, r result, want map[string]string) {
+	t.Helper()
+	got := probeResults(r.stdout)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %s: %q, want %q", what, k, got[k], v)
+		}
+	}
+	if t.Failed() {
+		t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+}
+
+// hostDir is a directory in the host's /tmp that u can use, standing in
+// for a tmux server's.
+func hostDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("/tmp", "fence-host-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	must(t, os.Chmod(dir, 0o755))
+	return dir
+}
+
+// TestLandlockOnlyConnect: without a network namespace or mount masks,
+// fence judges each connect(). From inside, as root and as uid 65534,
+// the command tries a loopback port that is not a proxy's, the proxy's
+// port on 127.0.0.2 and ::1, TCP Fast Open, UDP, a host unix socket in
+// /tmp (a listening socket standing in for tmux) by its path, by a
+// symlink and by a relative path, a unix datagram socket (as /dev/log)
+// by socket and socketpair, and an abstract socket of the host: each
+// fails with EACCES, fence names the destination and the rule, and no
+// listener sees a connection or a datagram. The proxy (blocking and
+// nonblocking) and a socket network.allowUnixSockets lists connect.
+// The warning says exactly this.
+func TestLandlockOnlyConnect(t *testing.T) {
+	const eacces = "permission denied"
+	for _, u := range landlockOnlyUsers(t) {
+		t.Run(u.name, func(t *testing.T) {
+			other, otherConns := counting(t, "tcp", "127.0.0.1:0")
+			udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+			must(t, err)
+			defer udp.Close()
+			dir := hostDir(t)
+			host, listed, gram := dir+"/host.sock", dir+"/listed.sock", dir+"/log.sock"
+			_, hostConns := counting(t, "unix", host)
+			_, listedConns := counting(t, "unix", listed)
+			g, err := net.ListenPacket("unixgram", gram)
+			must(t, err)
+			defer g.Close()
+			abstract := fmt.Sprintf("@fence-test-%d-%d", os.Getpid(), u.uid)
+			_, abstractConns := counting(t, "unix", abstract)
+			for _, p := range []string{host, listed, gram} {
+				must(t, os.Chmod(p, 0o777))
+			}
+			w := landlockWorld(t, u, fmt.Sprintf(`{"network": {"allowedDomains": ["example.com"], "allowUnixSockets": [%q]}, "filesystem": {"allowWrite": ["."]}}`, listed))
+			w.sockprobe(t)
+			must(t, os.Symlink(host, w.ws+"/link.sock"))
+			otherAddr, udpAddr := other.Addr().String(), udp.LocalAddr().String()
+
+			outside := []string{"tcp", otherAddr, "tfo", otherAddr, "udp", udpAddr, "unix", host, "unix", "link.sock", "unixgram", gram, "pairgram", gram, "unix", abstract}
+			r := w.runIn(t, w.ws, nil, append([]string{"./sockprobe"}, outside...)...)
+			want := map[string]string{}
+			for i := 0; i < len(outside); i += 2 {
+				want[outside[i]+" "+outside[i+1]] = "ok"
+			}
+			checkProbe(t, "outside fence", r, want)
+			time.Sleep(100 * time.Millisecond) // the listeners count what came
+			baseOther, baseHost, baseAbstract := otherConns.Load(), hostConns.Load(), abstractConns.Load()
+			for range 2 { // the datagrams sent from outside
+				udp.SetReadDeadline(time.Now().Add(time.Second))
+				udp.ReadFrom(make([]byte, 16))
+			}
+			for range 2 {
+				g.SetReadDeadline(time.Now().Add(time.Second))
+				g.ReadFrom(make([]byte, 16))
+			}
+
+			ops := []string{
+				"tcp", "127.0.0.1:proxy", "nonblock", "127.0.0.1:proxy",
+				"tcp", "127.0.0.2:proxy", "tcp", "[::1]:proxy", "tcp", otherAddr, "tfo", otherAddr, "udp", udpAddr,
+				"unix", host, "unix", "link.sock", "unix", listed, "unixgram", gram, "pairgram", gram, "unix", abstract,
+				"cd", dir, "unix", "host.sock",
+			}
+			r = w.landlockOnly(t, u, append([]string{"--", "./sockprobe"}, ops...)...)
+			checkProbe(t, "inside", r, map[string]string{
+				"tcp 127.0.0.1:proxy":      "ok",
+				"nonblock 127.0.0.1:proxy": "ok",
+				"tcp 127.0.0.2:proxy":      eacces,
+				"tcp [::1]:proxy":          eacces,
+				"tcp " + otherAddr:         eacces,
+				"tfo " + otherAddr:         eacces,
+				"udp " + udpAddr:           "socket: " + eacces,
+				"unix " + host:             eacces,
+				"unix link.sock":           eacces,
+				"unix " + listed:           "ok",
+				"unixgram " + gram:         "socket: " + eacces,
+				"pairgram " + gram:         "socketpair: " + eacces,
+				"unix " + abstract:         eacces,
+				"cd " + dir:                "ok",
+				"unix host.sock":           eacces,
+			})
+			port := strings.TrimPrefix(probeEnvPort(r.stderr), ":")
+			proxyRule := "only fence's proxies on 127.0.0.1, and the ports of network.allowLocalOutboundPorts on 127.0.0.1 and ::1, are reachable (network.allowedDomains decides names)"
+			hostRule := fmt.Sprintf("the host's unix socket %q, which network.allowUnixSockets does not list", host)
+			for _, line := range []string{
+				"fence: refused connect to 127.0.0.2:" + port + ": " + proxyRule,
+				"fence: refused connect to [::1]:" + port + ": " + proxyRule,
+				"fence: refused connect to " + otherAddr + ": " + proxyRule,
+				fmt.Sprintf("fence: refused connect to %q: %s", host, hostRule),
+				fmt.Sprintf("fence: refused connect to %q: %s", "link.sock", hostRule),
+				fmt.Sprintf("fence: refused connect to %q: %s", "host.sock", hostRule),
+				"fence: refused connect to " + abstract + ": abstract unix sockets cannot be connected to without namespaces, the sandbox's own included",
+			} {
+				if port == "" || !strings.Contains(r.stderr, line+"\n") {
+					t.Errorf("stderr lacks %q:\n%s", line, r.stderr)
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+			if n := otherConns.Load() - baseOther; n != 0 {
+				t.Errorf("the loopback port that is no proxy's got %d connections from the sandbox", n)
+			}
+			if n := hostConns.Load() - baseHost; n != 0 {
+				t.Errorf("the host's unix socket got %d connections from the sandbox", n)
+			}
+			if n := abstractConns.Load() - baseAbstract; n != 0 {
+				t.Errorf("the host's abstract socket got %d connections from the sandbox", n)
+			}
+			if listedConns.Load() != 1 {
+				t.Errorf("the listed socket got %d connections, want 1", listedConns.Load())
+			}
+			for _, pc := range []net.PacketConn{udp, g} {
+				pc.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+				if n, _, err := pc.ReadFrom(make([]byte, 16)); err == nil {
+					t.Errorf("a datagram from the sandbox reached %s (%d bytes)", pc.LocalAddr(), n)
+				}
+			}
+			checkWeaker(t, r.stderr, u)
+		})
+	}
+}
+
+// probeEnvPort finds the proxy's port in fence's refusal of 127.0.0.2.
+func probeEnvPort(stderr string) string {
+	_, rest, ok := strings.Cut(stderr, "refused connect to 127.0.0.2:")
+	if !ok {
+		return ""
+	}
+	port, _, _ := strings.Cut(rest, ":")
+	if _, err := strconv.Atoi(port); err != nil {
+		return ""
+	}
+	return port
+}
+
+// checkWeaker asserts that the warning lists what WeakerFor says of a
+// plan with a filtered network and the minimal /dev.
+func checkWeaker(t *testing.T, stderr string, u user) {
+	t.Helper()
+	plan := &sandbox.Plan{Network: "none", Mounts: sandbox.Mounts{Devices: "minimal"}}
+	for _, line := range sandbox.WeakerFor(plan, u.uid == 0) {
+		if !strings.Contains(stderr, "fence: warning:   "+line+"\n") {
+			t.Errorf("the warning does not list %q:\n%s", line, stderr)
+		}
+	}
+}
+
+// TestLandlockOnlyDevices: /dev/pts and /dev/shm are the host's in the
+// Landlock-only engine. The test opens a pseudo-terminal of its own (the
+// user's other session, owned by the user) and gives fence another as
+// its stdin: the command may open its own terminal and not the other,
+// cannot make a new one, cannot create files in /dev/shm and cannot use
+// System V shared memory, all of which work outside fence.
+func TestLandlockOnlyDevices(t *testing.T) {
+	for _, u := range landlockOnlyUsers(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := landlockWorld(t, u, `{"filesystem": {"allowWrite": ["."]}}`)
+			w.sockprobe(t)
+			otherM, other, err := pty.Open()
+			if err != nil {
+				t.Skipf("cannot open a pseudo-terminal: %v", err)
+			}
+			defer otherM.Close()
+			defer other.Close()
+			ownM, own, err := pty.Open()
+			must(t, err)
+			defer ownM.Close()
+			defer own.Close()
+			for _, tty := range []string{other.Name(), own.Name()} {
+				must(t, os.Chown(tty, w.uid, w.uid))
+			}
+			shm := fmt.Sprintf("/dev/shm/fence-test-%d-%d", os.Getpid(), u.uid)
+			defer os.Remove(shm)
+			outside := []string{"open", other.Name(), "openpty", "-", "create", shm, "shmget", "-"}
+			r := w.runIn(t, w.ws, nil, append([]string{"./sockprobe"}, outside...)...)
+			checkProbe(t, "outside fence", r, map[string]string{"open " + other.Name(): "ok", "openpty -": "ok", "create " + shm: "ok", "shmget -": "ok"})
+			must(t, os.Remove(shm))
+
+			r = w.landlockOnlyWith(t, u, own, "--degraded=warn", "--", "./sockprobe", "open", own.Name(), "open", "/dev/null",
+				"open", other.Name(), "openpty", "-", "create", shm, "shmget", "-")
+			checkProbe(t, "inside", r, map[string]string{
+				"open " + own.Name():   "ok",
+				"open /dev/null":       "ok",
+				"open " + other.Name(): "permission denied",
+				"openpty -":            "open /dev/ptmx: permission denied",
+				"create " + shm:        "permission denied",
+				"shmget -":             "operation not permitted",
+			})
+			if _, err := os.Stat(shm); err == nil {
+				t.Errorf("the command created %s", shm)
+			}
+			checkWeaker(t, r.stderr, u)
+		})
+	}
+}

@@ -295,3 +295,68 @@ func TestLandlockOnlyDevices(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkLandlockOnlyConnect reports what one connect() costs when the
+// Landlock-only engine's supervisor judges and makes it: sockprobe
+// connects to fence's proxy 1,000 times per run (socket, connect, close)
+// and reports the mean, next to the same loop outside fence against a
+// listener of the benchmark's.
+func BenchmarkLandlockOnlyConnect(b *testing.B) {
+	if _, err := exec.LookPath("unshare"); err != nil {
+		b.Skip("unshare not found")
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "fence-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	probe := filepath.Join(bin, "sockprobe")
+	if out, err := exec.Command("go", "build", "-o", probe, "./testdata/sockprobe").CombinedOutput(); err != nil {
+		b.Fatalf("build sockprobe: %v\n%s", err, out)
+	}
+	settings := filepath.Join(dir, "policy.jsonc")
+	if err := os.WriteFile(settings, []byte(`{"network": {"allowedDomains": ["example.com"]}}`), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	mean := func(out []byte) float64 {
+		_, rest, ok := strings.Cut(string(out), "loop: ")
+		ns, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(strings.SplitN(rest, "\n", 2)[0]), " ns"))
+		if !ok || err != nil {
+			b.Fatalf("sockprobe: %s", out)
+		}
+		return float64(ns)
+	}
+	var direct, judged float64
+	runs := 0
+	for b.Loop() {
+		out, err := exec.Command(probe, "loop", l.Addr().String()+":1000").CombinedOutput()
+		if err != nil {
+			b.Fatalf("sockprobe: %v\n%s", err, out)
+		}
+		direct += mean(out)
+		cmd := exec.Command("unshare", "-Ur", "sh", "-c", `echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"`, "sh",
+			filepath.Join(bin, "fence"), "-s", settings, "--degraded=warn", "--", probe, "loop", "127.0.0.1:proxy:1000")
+		cmd.Dir = dir
+		if out, err = cmd.Output(); err != nil {
+			b.Fatalf("fence: %v\n%s", err, out)
+		}
+		judged += mean(out)
+		runs++
+	}
+	b.ReportMetric(judged/float64(runs)/1000, "judged-µs/connect")
+	b.ReportMetric(direct/float64(runs)/1000, "direct-µs/connect")
+}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -61,7 +62,7 @@ func TestProxies(t *testing.T) {
 		{"CONNECT allowed", `["127.0.0.1"]`, "connect", ip, "HTTP/1.1 200 Connection established"},
 		{"CONNECT refused", `[]`, "connect", ip, "HTTP/1.1 403 Forbidden"},
 		{"SOCKS5 allowed", `["127.0.0.1"]`, "socks", ip, "connected"},
-		{"SOCKS5 name resolved by the proxy", `["localhost"]`, "socks", "localhost:" + port, "connected"},
+		{"SOCKS5 name resolved by the proxy", `["localhost", "127.0.0.1"]`, "socks", "localhost:" + port, "connected"},
 		{"SOCKS5 refused", `["example.com"]`, "socks", ip, "error: socks connect tcp"},
 		{"no direct route to the host", `["127.0.0.1"]`, "direct", ip, "error: dial tcp " + ip + ": connect: permission denied"},
 		{"no direct route, even with local binding", `["127.0.0.1"], "allowLocalBinding": true`, "direct", ip, "error: dial tcp " + ip + ": connect: connection refused"},
@@ -91,6 +92,79 @@ func TestMonitor(t *testing.T) {
 			r := w.fence(t, "", nil, "-m", "--", "./netprobe", "connect", "127.0.0.1:9")
 			check(t, r, 0, `^HTTP/1.1 403 Forbidden\n$`, `(?m)^fence: blocked CONNECT 127.0.0.1:9 — not in network.allowedDomains\nfence: monitor: 1 connections blocked\n`)
 		})
+	}
+}
+
+// TestResolvedToHost: an allowed name that resolves to the host's
+// loopback (localhost from the hosts file, or any name a hosts file maps
+// there) is refused by both proxies, with the reason naming the rule and
+// the key to set, unless allowLocalOutboundPorts lists the port. Only the
+// host's loopback is ever dialled.
+func TestResolvedToHost(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") }))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	refused := `^403 resolves to (127\.0\.0\.1|::1), the host's loopback \((127\.0\.0\.0/8|::1/128)\), which the proxies reach only at a port network\.allowLocalOutboundPorts lists: set network\.allowLocalOutboundPorts: \[` + port + `\] and network\.allowLocalOutbound: true \(sandbox\.loopbackAddress\) \| fence: blocked HTTP localhost:` + port
+	tests := []struct {
+		name, network, mode, target, want string
+	}{
+		{"http to localhost refused", `{"allowedDomains": ["localhost"]}`, "http", "http://localhost:" + port + "/", refused},
+		{"CONNECT to localhost refused", `{"allowedDomains": ["localhost"]}`, "connect", "localhost:" + port, `^HTTP/1\.1 403 Forbidden\n$`},
+		{"SOCKS5 to localhost refused", `{"allowedDomains": ["localhost"]}`, "socks", "localhost:" + port, `connection not allowed by ruleset`},
+		{"http to localhost at an allowed local port", `{"allowedDomains": ["localhost"], "allowLocalOutbound": true, "allowLocalOutboundPorts": [` + port + `]}`, "http", "http://localhost:" + port + "/", `^200  \| hello\n$`},
+		{"SOCKS5 to localhost at an allowed local port", `{"allowedDomains": ["localhost"], "allowLocalOutbound": true, "allowLocalOutboundPorts": [` + port + `]}`, "socks", "localhost:" + port, `^connected\n$`},
+		{"the port alone is not enough", `{"allowedDomains": ["localhost"], "allowLocalOutboundPorts": [` + port + `]}`, "http", "http://localhost:" + port + "/", `^403 resolves to`},
+		{"a decimal spelling of 127.0.0.1 is that address", `{"allowedDomains": ["*.example.com"]}`, "http", "http://2130706433:" + port + "/", `^403 not in network\.allowedDomains \| fence: blocked HTTP 2130706433:` + port},
+	}
+	for _, u := range users(t) {
+		for _, tt := range tests {
+			t.Run(u.name+"/"+tt.name, func(t *testing.T) {
+				w := newWorld(t, u.uid, `{"network": `+tt.network+`}`)
+				r := w.fence(t, "", nil, "-m", "--", "./netprobe", tt.mode, tt.target)
+				check(t, r, 0, tt.want, "")
+				if strings.HasPrefix(tt.want, "^200") || strings.HasPrefix(tt.want, "^connected") {
+					return
+				}
+				if !strings.Contains(r.stderr, "fence: blocked ") || strings.Contains(tt.want, "resolves") && !strings.Contains(r.stderr, "(sandbox.loopbackAddress)") {
+					t.Errorf("-m does not name the refusal and its rule:\n%s", r.stderr)
+				}
+			})
+		}
+	}
+}
+
+// TestResolvedToHostByHostsFile maps a made-up allowed name to 127.0.0.1
+// in a hosts file that only fence's mount namespace sees (made by the
+// test), as a hosts entry or DNS rebinding would: the proxies refuse it,
+// and reach it at an allowLocalOutboundPorts port. Root only, for the
+// mount namespace.
+func TestResolvedToHostByHostsFile(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to give fence its own /etc/hosts in a mount namespace")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") }))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	hosts := filepath.Join(t.TempDir(), "hosts")
+	must(t, os.WriteFile(hosts, []byte("127.0.0.1 registry.corp.test\n"), 0o644))
+	target := "http://registry.corp.test:" + port + "/"
+	for _, u := range users(t) {
+		for network, want := range map[string]string{
+			`{"allowedDomains": ["*.corp.test"]}`: `^403 resolves to 127\.0\.0\.1, the host's loopback .*set network\.allowLocalOutboundPorts: \[` + port + `\].*\(sandbox\.loopbackAddress\)`,
+			`{"allowedDomains": ["*.corp.test"], "allowLocalOutbound": true, "allowLocalOutboundPorts": [` + port + `]}`: `^200  \| hello\n$`,
+			`{"allowedDomains": ["*.corp.test", "127.0.0.1"]}`:                                                           `^200  \| hello\n$`,
+		} {
+			t.Run(u.name+"/"+network, func(t *testing.T) {
+				w := newWorld(t, u.uid, `{"network": `+network+`}`)
+				argv := append([]string{"unshare", "--mount", "--propagation", "private", "sh", "-c", `mount --bind "$0" /etc/hosts && exec "$@"`, hosts},
+					w.asUser(filepath.Join(bin, "fence"), "-s", w.settings, "--", "./netprobe", "http", target)...)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+				cmd.Dir, cmd.Env = w.ws, []string{"HOME=" + w.home, "PATH=/usr/local/bin:/usr/bin:/bin"}
+				check(t, runResult(t, cmd), 0, want, "")
+			})
+		}
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fence-sandbox/fence/policy"
 	"github.com/fence-sandbox/fence/sandbox"
 	"github.com/fence-sandbox/fence/sandbox/proxy"
 )
@@ -152,7 +151,7 @@ func serveProxies(plan *sandbox.Plan, listeners []net.Listener, stderr io.Writer
 		closeListeners(listeners)
 		return func() {}
 	}
-	srv := &proxy.Server{Policy: &policy.Policy{AllowedDomains: plan.Proxy.AllowedDomains, DeniedDomains: plan.Proxy.DeniedDomains, SSH: plan.Proxy.SSH}}
+	srv := &proxy.Server{Policy: plan.ProxyPolicy()}
 	var blocked atomic.Int64
 	if plan.Monitor || plan.Recorder != nil {
 		srv.Log = func(e proxy.Event) {

@@ -20,6 +20,9 @@ type Proxy struct {
 	// LocalPorts are host loopback TCP ports relayed into the sandbox at
 	// the same numbers, on 127.0.0.1 and ::1.
 	LocalPorts []int `json:"localPorts,omitempty"`
+	// AllowPrivateAddresses are the private ranges an allowed name may
+	// resolve to (network.allowPrivateAddresses).
+	AllowPrivateAddresses []netip.Prefix `json:"allowPrivateAddresses,omitempty"`
 	// SSH holds the ssh rules, whose allowedHosts the proxy lets ssh reach.
 	SSH policy.SSHPolicy `json:"ssh,omitzero"`
 	// Forwards expose ports of the sandbox's loopback on the host (-p).

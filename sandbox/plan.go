@@ -220,7 +220,7 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 		UID: o.UID, GID: o.GID, Network: "none", Degraded: degraded,
 		Limits: p.Limits,
 	}
-	plan.Proxy = &Proxy{HTTPPort: p.HTTPProxyPort, SOCKSPort: p.SocksProxyPort, AllowedDomains: p.AllowedDomains, DeniedDomains: p.DeniedDomains, SSH: p.SSH}
+	plan.Proxy = &Proxy{HTTPPort: p.HTTPProxyPort, SOCKSPort: p.SocksProxyPort, AllowedDomains: p.AllowedDomains, DeniedDomains: p.DeniedDomains, SSH: p.SSH, AllowPrivateAddresses: p.AllowPrivateAddresses}
 	if p.HostNetwork {
 		// The proxies listen on the host's loopback, at ports the
 		// supervisor picks when it starts them (see ProxyEnv).

@@ -218,6 +218,18 @@ func TestLandlockOnlyConnect(t *testing.T) {
 				}
 			}
 			checkWeaker(t, r.stderr, u)
+
+			// fence reads the address from the caller's memory: a
+			// non-dumpable process's only with root's CAP_SYS_PTRACE.
+			r = w.landlockOnly(t, u, "--", "./sockprobe", "tcp", "[::ffff:127.0.0.1]:proxy", "undumpable", "-", "tcp", "127.0.0.1:proxy")
+			want = map[string]string{"tcp [::ffff:127.0.0.1]:proxy": "ok", "undumpable -": "ok", "tcp 127.0.0.1:proxy": "ok"}
+			if u.uid != 0 {
+				want["tcp 127.0.0.1:proxy"] = eacces
+				if line := "fence: refused connect to an address fence could not read: process_vm_readv: operation not permitted\n"; !strings.Contains(r.stderr, line) {
+					t.Errorf("stderr lacks %q:\n%s", line, r.stderr)
+				}
+			}
+			checkProbe(t, "non-dumpable", r, want)
 		})
 	}
 }

@@ -16,6 +16,7 @@
 //	openpty -         a new pseudo-terminal: /dev/ptmx, then TIOCGPTPEER
 //	shmget -          a System V shared memory segment
 //	cd DIR            change directory
+//	undumpable -      make this process non-dumpable, as ssh does
 //	loop ADDR:N       connect N times and print the mean time of one
 package main
 
@@ -140,6 +141,8 @@ func run(op, arg string) error {
 		return err
 	case "cd":
 		return os.Chdir(arg)
+	case "undumpable":
+		return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	}
 	return fmt.Errorf("unknown op %q", op)
 }

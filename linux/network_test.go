@@ -133,6 +133,18 @@ func TestResolvedToHost(t *testing.T) {
 	}
 }
 
+// TestResolvedToHostLandlockOnly is TestResolvedToHost in the engine
+// without user namespaces, where the proxies listen on the host's
+// loopback: an allowed name resolving there is refused all the same.
+func TestResolvedToHostLandlockOnly(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") }))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	w := newWorld(t, os.Getuid(), `{"network": {"allowedDomains": ["localhost"]}}`)
+	r := w.withoutUserNS(t, "--", "./netprobe", "http", "http://localhost:"+port+"/")
+	check(t, r, 0, `^403 resolves to (127\.0\.0\.1|::1), the host's loopback .*set network\.allowLocalOutboundPorts: \[`+port+`\].*\(sandbox\.loopbackAddress\)`, `enforcing the policy with Landlock alone`)
+}
+
 // TestResolvedToHostByHostsFile maps a made-up allowed name to 127.0.0.1
 // in a hosts file that only fence's mount namespace sees (made by the
 // test), as a hosts entry or DNS rebinding would: the proxies refuse it,

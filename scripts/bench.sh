@@ -34,7 +34,34 @@ echo "== fence check --stdin in process (decisions/s; the target is 100,000)"
 go test ./cmd -run '^$' -bench CheckStdin -benchtime 20x
 
 echo "== proxies: bulk through a CONNECT tunnel vs direct loopback, cost of a new connection"
-go test ./sandbox/proxy -run '^$' -bench . -benchtime 2s
+go test ./sandbox/proxy -run '^$' -bench 'Direct|ConnectTunnel|NewConnectionTunnel$|HelloReader' -benchtime 2s
+
+# The SNI check of tunnels, off (the code before it) and on, in runs that
+# alternate case by case so that drift in the machine falls on all alike;
+# the medians, and each one's ratio to off.
+sni_runs=${SNI_RUNS:-5}
+echo "== proxies: the tunnels' SNI check off and on, $sni_runs alternating runs of each (median MB/s, or us per new connection, and the ratio to off)"
+sni_dir=$(mktemp -d)
+go test -c -o "$sni_dir/proxy.test" ./sandbox/proxy
+for ((i = 0; i < sni_runs; i++)); do
+	for c in off on-plain on-same on-other; do
+		(cd sandbox/proxy && "$sni_dir/proxy.test" -test.run '^$' -test.bench "TunnelSNI/^sni=$c\$" -test.benchtime 1s) | grep '^Benchmark'
+	done
+done >"$sni_dir/runs.txt"
+awk '{ name = $1; sub(/-[0-9]+$/, "", name); print name, ($NF == "MB/s") ? $(NF-1) : $3 / 1000 }' "$sni_dir/runs.txt" |
+	sort -k1,1 -k2,2g | awk '
+	function flush() { if (k) { order[++n] = last; med[last] = (k % 2) ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2 } k = 0 }
+	$1 != last { flush(); last = $1 }
+	{ v[++k] = $2 }
+	END {
+		flush()
+		for (i = 1; i <= n; i++) {
+			base = order[i]; sub(/sni=.*/, "sni=off", base)
+			unit = (order[i] ~ /NewConnection/) ? "us/conn" : "MB/s"
+			printf "%-52s %10.2f %-8s %6.3fx\n", order[i], med[order[i]], unit, med[order[i]] / med[base]
+		}
+	}'
+rm -rf "$sni_dir"
 
 echo "== sandbox start-up in Go: true, unshare -Urmnp -f true, an empty Go program, the design's floor, fence -t code -- true (median-ms)"
 go test ./linux -run '^$' -bench 'True|GoEmpty' -benchtime "${runs}x"

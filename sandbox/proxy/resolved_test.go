@@ -97,6 +97,9 @@ func TestResolvedAddresses(t *testing.T) {
 				if resp.StatusCode != 200 || !slices.Equal(dialed, []string{net.JoinHostPort(tt.dial, r.target)}) {
 					t.Errorf("GET %s: %d %q, dialled %v, want 200 from %s only", tt.host, resp.StatusCode, body, dialed, tt.dial)
 				}
+				if n := r.lookups(tt.host); n != 1 {
+					t.Errorf("GET %s: looked the name up %d times, want once (the dial is by address)", tt.host, n)
+				}
 				return
 			}
 			if resp.StatusCode != 403 || !strings.Contains(resp.Header.Get("X-Fence-Reason"), tt.reason) {
@@ -147,6 +150,22 @@ func TestResolvedAddressesSOCKSAndConnect(t *testing.T) {
 	} else {
 		c.Close()
 	}
+	if d, n := r.takeDialed(), r.lookups("ok.corp.test"); !slices.Equal(d, []string{"10.20.0.5:" + r.target}) || n != 1 {
+		t.Errorf("SOCKS5 to ok.corp.test: dialled %v after %d lookups, want 10.20.0.5 after one", d, n)
+	}
+}
+
+// lookups counts the times the proxies looked host up.
+func (r *rig) lookups(host string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, h := range r.lookedUp {
+		if h == host {
+			n++
+		}
+	}
+	return n
 }
 
 // TestLocalPortThroughProxy: a loopback address is reached through the

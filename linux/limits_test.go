@@ -61,6 +61,9 @@ func TestLimits(t *testing.T) {
 // for it is a warning.
 func TestTmpfsLimits(t *testing.T) {
 	def := linux.SizeTmpfs(policy.RunLimits{})
+	// The host's /tmp, with its sockets left alone: what other programs
+	// have bound there is not what these cases are about.
+	sharedTmp := `{"filesystem": {"allowWrite": ["/tmp"]}, "network": {"allowAllUnixSockets": true}}`
 	statfs := `stat -f -c '%b %S %c' /tmp /dev/shm` // blocks of 4 KiB, inodes
 	sizes := func(tmp, shm uint64) string {
 		return fmt.Sprintf("^%d 4096 %d\n%d 4096 %d\n$", tmp<<8, policy.TmpfsInodes(tmp), shm<<8, policy.TmpfsInodes(shm))
@@ -89,9 +92,9 @@ func TestTmpfsLimits(t *testing.T) {
 		{"a flag does not raise the default", `{}`, []string{"--limit-tmp", "100000000", "--limit-shm", "100000000", "-c", statfs}, 0, sizes(def.TmpMB, def.ShmMB), ""},
 		{"-d says the sizes", `{}`, []string{"-d", "--limit-tmp", "8", "--", "true"}, 0, "",
 			`(?m)^fence: debug: limits: private /tmp: tmpfs of 8 MiB and 1024 inodes, from limits.tmpSizeMB or --limit-tmp; a write past it fails with ENOSPC\nfence: debug: limits: /dev/shm: tmpfs of \d+ MiB and \d+ inodes, an eighth of .* by default`},
-		{"-d says the host's /tmp has no size", `{"filesystem": {"allowWrite": ["/tmp"]}}`, []string{"-d", "--", "true"}, 0, "",
+		{"-d says the host's /tmp has no size", sharedTmp, []string{"-d", "--", "true"}, 0, "",
 			`(?m)^fence: debug: limits: /tmp is the host's, writable \(rule: filesystem.allowWrite "/tmp"\): no size limit of fence's applies to it$`},
-		{"a size for the host's /tmp is a warning", `{"filesystem": {"allowWrite": ["/tmp"]}}`, []string{"--limit-tmp", "8", "--", "true"}, 0, "",
+		{"a size for the host's /tmp is a warning", sharedTmp, []string{"--limit-tmp", "8", "--", "true"}, 0, "",
 			`^fence: warning: limits.tmpSizeMB and --limit-tmp do not apply: the sandbox's /tmp is the host's, writable \(rule: filesystem.allowWrite "/tmp"\)\n$`},
 		{"and for the host's /dev/shm", `{"devices": {"mode": "host"}, "limits": {"shmSizeMB": 8}}`, []string{"--", "true"}, 0, "",
 			`^fence: warning: limits.shmSizeMB and --limit-shm do not apply: devices.mode "host" gives the sandbox the host's /dev/shm\n$`},

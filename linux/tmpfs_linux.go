@@ -14,15 +14,16 @@ import (
 // Memory is what the default sizes of the sandbox's /tmp and /dev/shm
 // are shares of: the machine's memory, or the memory limit of fence's
 // cgroup (or of one of its ancestors) when that is lower. The pages a
-// command writes to either are charged to that cgroup, so without a size
-// a full /tmp ends in the OOM killer rather than in ENOSPC.
+// command writes to either are charged to that cgroup, so in a limited
+// one a /tmp without a size ends in the OOM killer rather than ENOSPC.
 type Memory struct {
-	Bytes    uint64 // the lower of Total and CgroupLimit
+	Bytes    uint64 // the lower of Total and the cgroup's limit
 	Total    uint64 // MemTotal
 	Cgroup   string // the cgroup whose limit is lowest ("/ci.slice", "memory:/docker/x" for v1), or ""
 	CgroupMB uint64 // its limit in MiB, or 0
 }
 
+// String says what the memory is, for doctor and -d.
 func (m Memory) String() string {
 	switch {
 	case m.Cgroup == "":

@@ -1,12 +1,15 @@
 package linux
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -33,13 +36,16 @@ import (
 //     duplicates the process's socket (pidfd_getfd) and checks that the
 //     notification is still pending, so that both belong to the caller;
 //  2. it judges its copy: inet only to 127.0.0.1 and ::1 on the ports of
-//     the proxies and allowLocalOutboundPorts (a filtered network), a
-//     unix path only when it is not a socket the host had bound at
-//     start, the policy not listing it, opened O_PATH and connected to
-//     through /proc/self/fd, so that no link or rename can redirect it;
+//     the proxies and allowLocalOutboundPorts (a filtered network); a
+//     unix path is opened O_PATH (and connected to through /proc/self/fd,
+//     so that no link or rename can redirect it), and refused if it is a
+//     socket the host had bound at start that the policy does not list;
 //  3. it connects the duplicate, which shares the file description (and
 //     so O_NONBLOCK: EINPROGRESS passes through), and returns the
-//     result as the call's.
+//     result as the call's. A unix socket the policy does not list must
+//     be one a process of the sandbox listens on (SO_PEERCRED names the
+//     listener): otherwise fence shuts the connection down at once and
+//     refuses it, which covers the host's sockets bound since the start.
 //
 // The call never continues in the kernel after a check, so another
 // thread rewriting the address meanwhile changes nothing. The connect
@@ -58,6 +64,61 @@ type connectRules struct {
 	// HostSockets are the host's sockets bound at start that the policy
 	// does not list, by file identity.
 	HostSockets map[fileKey]string
+	// Listed are the paths below which the policy lets the command
+	// connect to any unix socket (its "unix" Landlock rules).
+	Listed []string
+	// Init is the sandbox's init, whose descendants are the sandbox's
+	// processes; Supervisor is fence's own process.
+	Init, Supervisor int
+}
+
+// unixRules are the paths of plan's "unix" Landlock rules, each also by
+// its canonical path.
+func unixRules(plan *sandbox.Plan) []string {
+	var out []string
+	for _, r := range plan.Landlock.Rules {
+		if r.Access == "unix" {
+			out = append(out, r.Path)
+			if real, err := filepath.EvalSymlinks(r.Path); err == nil && real != r.Path {
+				out = append(out, real)
+			}
+		}
+	}
+	return out
+}
+
+// listed reports whether the policy lets the command connect to the
+// socket at p, a canonical path.
+func (r *connectRules) listed(p string) bool {
+	return slices.ContainsFunc(r.Listed, func(l string) bool {
+		return p == l || l == "/" || strings.HasPrefix(p, l+"/")
+	})
+}
+
+// inSandbox reports whether process pid descends from the sandbox's
+// init. A process of another pid namespace is pid 0 here.
+func (r *connectRules) inSandbox(pid int) bool {
+	for range 128 {
+		switch {
+		case pid == r.Init:
+			return true
+		case pid <= 1 || pid == r.Supervisor:
+			return false
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		i := bytes.LastIndexByte(b, ')')
+		if err != nil || i < 0 {
+			return false
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 {
+			return false
+		}
+		if pid, err = strconv.Atoi(f[1]); err != nil {
+			return false
+		}
+	}
+	return false
 }
 
 // fileKey identifies a file whatever the path to it.
@@ -260,25 +321,55 @@ func (j *connectJudge) connect(fd uintptr, n *seccompNotif) (errno unix.Errno, v
 		j.refuse(d.String(), v)
 		return v.Errno, -1, true
 	}
-	done := make(chan unix.Errno, 1)
+	type dialed struct {
+		errno unix.Errno
+		peer  string // a unix socket whose listener must be the sandbox's
+	}
+	done := make(chan dialed, 1)
 	j.run(func(confined error) {
 		if confined != nil {
 			j.refuse(d.String(), verdict{unix.EACCES, "network", confined.Error()})
-			done <- unix.EACCES
+			done <- dialed{errno: unix.EACCES}
 			return
 		}
-		done <- j.dial(sock, cwd, d, buf)
+		e, peer := j.dial(sock, cwd, d, buf)
+		done <- dialed{e, peer}
 	})
-	if e := <-done; e != 0 {
-		return e, -1, true
+	r := <-done
+	if r.errno == 0 && r.peer != "" {
+		if v := j.checkPeer(sock, r.peer); v.Errno != 0 {
+			j.refuse(d.String(), v)
+			return v.Errno, -1, true
+		}
+	}
+	if r.errno != 0 {
+		return r.errno, -1, true
 	}
 	return 0, 0, true
 }
 
+// checkPeer lets a connection to the unix socket at p (a canonical path
+// the policy does not list) stand only if a process of the sandbox
+// listens on it; otherwise it shuts the connection down, before the
+// command can send anything on it.
+func (j *connectJudge) checkPeer(sock int, p string) verdict {
+	cred, err := unix.GetsockoptUcred(sock, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err == nil && j.rules.inSandbox(int(cred.Pid)) {
+		return verdict{}
+	}
+	unix.Shutdown(sock, unix.SHUT_RDWR)
+	who := "a process outside the sandbox"
+	if err == nil && cred.Pid > 0 {
+		who += fmt.Sprintf(" (pid %d)", cred.Pid)
+	}
+	return verdict{unix.EACCES, "network.allowUnixSockets", fmt.Sprintf("the unix socket %q, which %s listens on and network.allowUnixSockets does not list", p, who)}
+}
+
 // dial connects sock to d (whose raw form is raw), on a confined
 // thread. A unix path is opened first, relative to the caller's
-// working directory cwd, and judged by the file it is.
-func (j *connectJudge) dial(sock, cwd int, d dest, raw []byte) unix.Errno {
+// working directory cwd, and judged by the file it is; peer is its
+// canonical path when the policy does not list it, for checkPeer.
+func (j *connectJudge) dial(sock, cwd int, d dest, raw []byte) (errno unix.Errno, peer string) {
 	if d.Family == unix.AF_UNIX && !d.Abstract {
 		dir := unix.AT_FDCWD
 		if cwd >= 0 {
@@ -286,27 +377,31 @@ func (j *connectJudge) dial(sock, cwd int, d dest, raw []byte) unix.Errno {
 		}
 		f, err := unix.Openat(dir, d.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return errnoOf(err)
+			return errnoOf(err), ""
 		}
 		defer unix.Close(f)
 		var st unix.Stat_t
 		if err := unix.Fstat(f, &st); err != nil {
-			return errnoOf(err)
+			return errnoOf(err), ""
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
-			return unix.ECONNREFUSED // as connect() says of a file that is not a socket
+			return unix.ECONNREFUSED, "" // as connect() says of a file that is not a socket
 		}
 		if v := j.rules.judgeSocket(keyOf(&st)); v.Errno != 0 {
 			j.refuse(d.String(), v)
-			return v.Errno
+			return v.Errno, ""
+		}
+		fdPath := "/proc/self/fd/" + strconv.Itoa(f)
+		if real, err := os.Readlink(fdPath); err != nil || !j.rules.listed(real) {
+			peer = cmp.Or(real, d.Path)
 		}
 		raw = make([]byte, 2, unix.SizeofSockaddrUnix)
 		binary.NativeEndian.PutUint16(raw, unix.AF_UNIX)
-		raw = append(raw, "/proc/self/fd/"+strconv.Itoa(f)+"\x00"...)
+		raw = append(raw, fdPath+"\x00"...)
 	}
 	_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(sock), uintptr(unsafe.Pointer(&raw[0])), uintptr(len(raw)))
 	runtime.KeepAlive(raw)
-	return e
+	return e, peer
 }
 
 // run runs job on a confined thread: an idle one, or a new one while

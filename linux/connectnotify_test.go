@@ -5,6 +5,7 @@ package linux
 import (
 	"encoding/binary"
 	"net/netip"
+	"os"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -125,5 +126,44 @@ func TestJudgeSocket(t *testing.T) {
 	}
 	if v := r.judgeSocket(fileKey{1, 3}); v.Errno != 0 {
 		t.Errorf("judgeSocket(another socket) = %+v, want allowed", v)
+	}
+}
+
+// TestListedSockets: network.allowUnixSockets's paths grant the socket
+// itself and what lies below a directory, nothing beside it.
+func TestListedSockets(t *testing.T) {
+	r := &connectRules{Listed: []string{"/run/user/1000/bus", "/tmp/app"}}
+	for p, want := range map[string]bool{
+		"/run/user/1000/bus": true, "/run/user/1000/bus2": false, "/tmp/app/s": true, "/tmp/apps": false, "/tmp/tmux-0/default": false,
+	} {
+		if got := r.listed(p); got != want {
+			t.Errorf("listed(%q) = %v, want %v", p, got, want)
+		}
+	}
+	if all := (&connectRules{Listed: []string{"/"}}); !all.listed("/tmp/tmux-0/default") {
+		t.Errorf("allowAllUnixSockets does not list every socket")
+	}
+}
+
+// TestInSandbox: a process is the sandbox's when it descends from its
+// init, and not when the way up reaches fence or pid 1 first.
+func TestInSandbox(t *testing.T) {
+	self, parent := os.Getpid(), os.Getppid()
+	tests := []struct {
+		name string
+		r    connectRules
+		pid  int
+		want bool
+	}{
+		{"child of the init", connectRules{Init: parent}, self, true},
+		{"the init itself", connectRules{Init: parent}, parent, true},
+		{"not below the init", connectRules{Init: self}, parent, false},
+		{"fence on the way", connectRules{Init: 1 << 30, Supervisor: parent}, self, false},
+		{"another pid namespace", connectRules{Init: parent}, 0, false},
+	}
+	for _, tt := range tests {
+		if got := tt.r.inSandbox(tt.pid); got != tt.want {
+			t.Errorf("%s: inSandbox(%d) = %v, want %v", tt.name, tt.pid, got, tt.want)
+		}
 	}
 }

@@ -219,6 +219,51 @@ func TestLandlockOnlyConnect(t *testing.T) {
 			}
 			checkWeaker(t, r.stderr, u)
 
+			// A socket bound after the start is reached only if a process
+			// of the sandbox listens on it: the sandbox's own connects, one
+			// the host binds meanwhile is cut off before the command can
+			// send on it.
+			late, work := dir+"/late.sock", w.ws+"/work"
+			must(t, os.Mkdir(work, 0o755))
+			must(t, os.Chown(work, w.uid, w.uid))
+			lateData := make(chan int, 1)
+			go func() {
+				for range 200 {
+					if _, err := os.Stat(work + "/ready"); err == nil {
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				l, err := net.Listen("unix", late)
+				if err != nil {
+					lateData <- -1
+					return
+				}
+				defer l.Close()
+				os.Chmod(late, 0o777)
+				c, err := l.Accept()
+				if err != nil {
+					lateData <- -1
+					return
+				}
+				n, _ := c.Read(make([]byte, 16)) // EOF: fence shut it down
+				c.Close()
+				lateData <- n
+			}()
+			r = w.landlockOnly(t, u, "--", "./sockprobe", "serve", "work/own.sock", "unix", "work/own.sock", "touch", "work/ready", "waitfor", late, "unix", late)
+			checkProbe(t, "bound after the start", r, map[string]string{"serve work/own.sock": "ok", "unix work/own.sock": "ok", "unix " + late: eacces})
+			if line := fmt.Sprintf("fence: refused connect to %q: the unix socket %q, which a process outside the sandbox (pid %d) listens on and network.allowUnixSockets does not list\n", late, late, os.Getpid()); !strings.Contains(r.stderr, line) {
+				t.Errorf("stderr lacks %q:\n%s", line, r.stderr)
+			}
+			select {
+			case n := <-lateData:
+				if n != 0 {
+					t.Errorf("the host's late socket read %d bytes from the sandbox (or failed: -1)", n)
+				}
+			case <-time.After(5 * time.Second):
+				t.Errorf("the host's late socket saw no connection")
+			}
+
 			// fence reads the address from the caller's memory: a
 			// non-dumpable process's only with root's CAP_SYS_PTRACE.
 			r = w.landlockOnly(t, u, "--", "./sockprobe", "tcp", "[::ffff:127.0.0.1]:proxy", "undumpable", "-", "tcp", "127.0.0.1:proxy")

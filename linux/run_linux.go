@@ -177,7 +177,9 @@ func serve(cmd *exec.Cmd, w *wire, planW, statR *os.File, ready chan struct{}, f
 	if (w.Plan.ExecArgv || !w.Namespaces) && len(files) > 0 {
 		var conn *connectJudge
 		if !w.Namespaces {
-			conn = newConnectJudge(landlockOnlyRules(w.Plan), w.Plan, stderr)
+			rules := landlockOnlyRules(w.Plan)
+			rules.Listed, rules.Init, rules.Supervisor = unixRules(w.Plan), cmd.Process.Pid, os.Getpid()
+			conn = newConnectJudge(rules, w.Plan, stderr)
 		}
 		go serveNotify(files[len(files)-1], w.Plan, conn, stderr)
 		files = files[:len(files)-1]

@@ -17,6 +17,9 @@
 //	shmget -          a System V shared memory segment
 //	cd DIR            change directory
 //	undumpable -      make this process non-dumpable, as ssh does
+//	serve PATH        listen on a unix socket, accepting in the background
+//	touch PATH        create an empty file
+//	waitfor PATH      wait (up to 10 s) until PATH exists
 //	loop ADDR:N       connect N times and print the mean time of one
 package main
 
@@ -141,6 +144,37 @@ func run(op, arg string) error {
 		return err
 	case "cd":
 		return os.Chdir(arg)
+	case "serve":
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("socket: %w", err)
+		}
+		if err := unix.Bind(fd, &unix.SockaddrUnix{Name: arg}); err != nil {
+			return fmt.Errorf("bind: %w", err)
+		}
+		if err := unix.Listen(fd, 8); err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+		go func() {
+			for {
+				c, _, err := unix.Accept(fd)
+				if err != nil {
+					return
+				}
+				unix.Close(c)
+			}
+		}()
+		return nil
+	case "touch":
+		return os.WriteFile(arg, nil, 0o644)
+	case "waitfor":
+		for range 200 {
+			if _, err := os.Lstat(arg); err == nil {
+				return nil
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return fmt.Errorf("%s did not appear", arg)
 	case "undumpable":
 		return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	}

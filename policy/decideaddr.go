@@ -113,8 +113,8 @@ func checkPrivateRange(s string) string {
 		return "has an IPv6 zone, which is not supported"
 	case err != nil:
 		return "is not a CIDR or an address: want a range such as \"10.20.0.0/16\" or an address such as \"10.20.0.5\""
-	case pr.Addr().Is4In6():
-		return fmt.Sprintf("is an IPv4-mapped IPv6 range: write it in IPv4, as %q", netip.PrefixFrom(pr.Addr().Unmap(), pr.Bits()-96))
+	case pr.Addr().Is4In6() && pr.Bits() >= 96:
+		return fmt.Sprintf("is an IPv4-mapped IPv6 range: write it in IPv4, as %q", netip.PrefixFrom(pr.Addr().Unmap(), pr.Bits()-96).Masked())
 	case pr != pr.Masked():
 		return fmt.Sprintf("has bits set past its prefix length: write %q", pr.Masked())
 	}

@@ -250,6 +250,7 @@ func TestPrivateAddressesConfig(t *testing.T) {
 		{`{"network": {"allowPrivateAddresses": ["fe80::/10"]}}`, `"fe80::/10" is link-local`},
 		{`{"network": {"allowPrivateAddresses": ["fd00::1%eth0"]}}`, `has an IPv6 zone`},
 		{`{"network": {"allowPrivateAddresses": ["::ffff:10.0.0.0/104"]}}`, `write it in IPv4, as "10.0.0.0/8"`},
+		{`{"network": {"allowPrivateAddresses": ["::ffff:10.0.0.0/90"]}}`, `has bits set past its prefix length: write "::ffc0:0:0/90"`},
 	}
 	for _, tt := range errs {
 		if _, err := parseValid("f", []byte(tt.src)); err == nil || !strings.Contains(err.Error(), tt.want) {

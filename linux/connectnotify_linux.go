@@ -52,8 +52,10 @@ import (
 // is made on a thread of the supervisor's that has dropped every
 // capability and entered the sandbox's own Landlock rules (the TCP
 // ports among them), so that it can do no more than the command could.
-// Abstract addresses are refused: Landlock scopes them to the sandbox
-// only when the command itself connects.
+// An abstract address is connected to from an unconfined thread, since
+// the connecting thread's own Landlock domain would scope out the
+// sandbox's sockets too; it must then be one a process of the sandbox
+// listens on, as Landlock's scope would have it.
 
 // connectRules is what the supervisor lets the sandbox connect to.
 type connectRules struct {
@@ -217,10 +219,7 @@ func (r *connectRules) judge(d dest) verdict {
 		}
 		return verdict{unix.EACCES, "network.allowedDomains", "only fence's proxies on 127.0.0.1, and the ports of network.allowLocalOutboundPorts on 127.0.0.1 and ::1, are reachable (network.allowedDomains decides names)"}
 	case unix.AF_UNIX:
-		if d.Abstract {
-			return verdict{unix.EACCES, "network.allowUnixSockets", "abstract unix sockets cannot be connected to without namespaces, the sandbox's own included"}
-		}
-		return verdict{}
+		return verdict{} // judged by the socket (judgeSocket, checkPeer)
 	}
 	return verdict{unix.EACCES, "network", "the sandbox may connect only to inet and unix addresses"}
 }
@@ -321,6 +320,19 @@ func (j *connectJudge) connect(fd uintptr, n *seccompNotif) (errno unix.Errno, v
 		j.refuse(d.String(), v)
 		return v.Errno, -1, true
 	}
+	if d.Abstract {
+		_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(sock), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+		if e == 0 {
+			if v := j.checkPeer(sock, d.String()); v.Errno != 0 {
+				j.refuse(d.String(), v)
+				return v.Errno, -1, true
+			}
+		}
+		if e != 0 {
+			return e, -1, true
+		}
+		return 0, 0, true
+	}
 	type dialed struct {
 		errno unix.Errno
 		peer  string // a unix socket whose listener must be the sandbox's
@@ -349,9 +361,9 @@ func (j *connectJudge) connect(fd uintptr, n *seccompNotif) (errno unix.Errno, v
 }
 
 // checkPeer lets a connection to the unix socket at p (a canonical path
-// the policy does not list) stand only if a process of the sandbox
-// listens on it; otherwise it shuts the connection down, before the
-// command can send anything on it.
+// the policy does not list, or "@" and an abstract name) stand only if a
+// process of the sandbox listens on it; otherwise it shuts the
+// connection down, before the command can send anything on it.
 func (j *connectJudge) checkPeer(sock int, p string) verdict {
 	cred, err := unix.GetsockoptUcred(sock, unix.SOL_SOCKET, unix.SO_PEERCRED)
 	if err == nil && j.rules.inSandbox(int(cred.Pid)) {
@@ -361,6 +373,9 @@ func (j *connectJudge) checkPeer(sock int, p string) verdict {
 	who := "a process outside the sandbox"
 	if err == nil && cred.Pid > 0 {
 		who += fmt.Sprintf(" (pid %d)", cred.Pid)
+	}
+	if strings.HasPrefix(p, "@") {
+		return verdict{unix.EACCES, "network", fmt.Sprintf("the abstract unix socket, which %s listens on", who)}
 	}
 	return verdict{unix.EACCES, "network.allowUnixSockets", fmt.Sprintf("the unix socket %q, which %s listens on and network.allowUnixSockets does not list", p, who)}
 }

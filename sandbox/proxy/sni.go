@@ -183,6 +183,17 @@ func (g *sniGate) WriteTo(w io.Writer) (int64, error) {
 	return io.Copy(w, struct{ io.Reader }{g.Conn})
 }
 
+// Close closes upstream; a ClientHello not yet judged is dropped.
+func (g *sniGate) Close() error {
+	g.mu.Lock()
+	g.decided, g.held = true, nil
+	if g.timer != nil {
+		g.timer.Stop()
+	}
+	g.mu.Unlock()
+	return g.Conn.Close()
+}
+
 // CloseWrite passes the end of the client's stream on. A ClientHello cut
 // short is dropped: there is no server name to judge in it.
 func (g *sniGate) CloseWrite() error {

@@ -20,9 +20,7 @@ import (
 // until the other side closes it.
 type sink struct {
 	port string
-	mu   sync.Mutex
-	got  []string
-	wg   sync.WaitGroup
+	got  chan string
 }
 
 func newSink(t *testing.T) *sink {
@@ -32,35 +30,36 @@ func newSink(t *testing.T) *sink {
 	}
 	t.Cleanup(func() { l.Close() })
 	_, port, _ := net.SplitHostPort(l.Addr().String())
-	s := &sink{port: port}
+	s := &sink{port: port, got: make(chan string, 100)}
 	go func() {
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
-			s.wg.Add(1)
 			go func() {
-				defer s.wg.Done()
 				defer c.Close()
 				c.SetDeadline(time.Now().Add(5 * time.Second))
 				b, _ := io.ReadAll(c)
-				s.mu.Lock()
-				s.got = append(s.got, string(b))
-				s.mu.Unlock()
+				s.got <- string(b)
 			}()
 		}
 	}()
 	return s
 }
 
-// received waits for the connections so far to end and returns what
-// each sent.
-func (s *sink) received() []string {
-	s.wg.Wait()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.got
+// received waits for n connections to end and returns what each sent.
+func (s *sink) received(t *testing.T, n int) []string {
+	var out []string
+	for range n {
+		select {
+		case g := <-s.got:
+			out = append(out, g)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("upstream saw %d connections end, want %d", len(out), n)
+		}
+	}
+	return out
 }
 
 // bufConn is a connection whose first bytes were read into r.
@@ -191,11 +190,8 @@ func TestTunnelSNIHoldsBack(t *testing.T) {
 		io.ReadAll(c)
 		c.Close()
 	}
-	got := s.received()
 	want := []string{"", "", plain, string(noSNI), string(reframe(noSNI, 30)) + "more"}
-	if len(got) != len(want) {
-		t.Fatalf("upstream got %d connections, want %d", len(got), len(want))
-	}
+	got := s.received(t, len(want))
 	for _, w := range want {
 		found := false
 		for _, g := range got {
@@ -235,7 +231,7 @@ func TestTunnelSNIMalformed(t *testing.T) {
 			t.Errorf("%s: events %v, want one sandbox.tlsClientHello refusal", name, e)
 		}
 	}
-	for _, g := range s.received() {
+	for _, g := range s.received(t, 3) {
 		if g != "" {
 			t.Errorf("upstream got %q", g)
 		}

@@ -34,7 +34,7 @@ echo "== fence check --stdin in process (decisions/s; the target is 100,000)"
 go test ./cmd -run '^$' -bench CheckStdin -benchtime 20x
 
 echo "== proxies: bulk through a CONNECT tunnel vs direct loopback, cost of a new connection"
-go test ./sandbox/proxy -run '^$' -bench 'Direct|ConnectTunnel|NewConnectionTunnel$|HelloReader' -benchtime 2s
+go test ./sandbox/proxy -run '^$' -bench 'Direct|ConnectTunnel|NewConnectionTunnel$|HelloReader|SNIGate' -benchtime 2s -benchmem
 
 # The SNI check of tunnels, off (the code before it) and on, in runs that
 # alternate case by case so that drift in the machine falls on all alike;

@@ -1,3 +1,5 @@
+//go:build linux
+
 package linux_test
 
 import (
@@ -48,4 +50,22 @@ func TestHostSocketsAnywhere(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHostSocketOfAnotherUser binds a socket in another user's private
+// directory (a tmux server of uid 65534): fence as root sees it, but
+// the sandbox's root, whose namespace does not map that user, cannot
+// search the directory, so fence must neither fail to start nor let the
+// command reach it.
+func TestHostSocketOfAnotherUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to make another user's directory")
+	}
+	w := newWorld(t, 0, `{}`)
+	dir := w.outside + "/tmux-65534"
+	must(t, os.Mkdir(dir, 0o700))
+	serve(t, "unix", dir+"/default", nil)
+	must(t, os.Chown(dir, 65534, 65534))
+	r := w.fence(t, "", nil, "--", "./netprobe", "unix", dir+"/default")
+	check(t, r, 0, `connect: permission denied`, "")
 }

@@ -269,6 +269,13 @@ func (b *rootBuilder) masks() error {
 			}
 			continue
 		}
+		if _, err := os.Lstat(target); err != nil && m.Socket {
+			// Gone since the plan, or on a way the init cannot search
+			// (a directory of a user the namespace does not map, mode
+			// 0700): the command, with less than the init, cannot reach
+			// it either.
+			continue
+		}
 		if _, err := os.Lstat(empty); err != nil {
 			if err := os.WriteFile(empty, nil, 0); err != nil {
 				return fmt.Errorf("create mask file: %w", err)

@@ -294,3 +294,37 @@ func TestSOCKSSNI(t *testing.T) {
 		}
 	}
 }
+
+// TestTunnelSNIPipelined: a ClientHello sent with the CONNECT request,
+// before the 200, is judged all the same.
+func TestTunnelSNIPipelined(t *testing.T) {
+	r := newRig(t)
+	s := newSink(t)
+	for sni, want := range map[string]string{"denied.test": "", "allowed.test": "ok"} {
+		c, err := net.Dial("tcp", r.httpProxy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		target := net.JoinHostPort("allowed.test", s.port)
+		hello := clientHello(t, sni)
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n%sok", target, target, hello)
+		br := bufio.NewReader(c)
+		line, _ := br.ReadString('\n')
+		if line != "HTTP/1.1 200 Connection established\r\n" {
+			t.Errorf("SNI %s: %q", sni, line)
+		}
+		if want == "" {
+			if rest, _ := io.ReadAll(br); string(rest) != "\r\n"+string(tlsAccessDenied) {
+				t.Errorf("SNI %s: then %q, want the alert and the end", sni, rest)
+			}
+		}
+		c.Close()
+		if g := s.received(t, 1)[0]; want == "" && g != "" || want != "" && g != string(hello)+want {
+			t.Errorf("SNI %s: upstream got %q", sni, g)
+		}
+	}
+	if e := r.takeEvents(); len(e) != 1 || !strings.Contains(e[0].Decision.Reason, `"denied.test"`) {
+		t.Errorf("events %v, want the refusal of denied.test", e)
+	}
+}

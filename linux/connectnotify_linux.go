@@ -1,17 +1,13 @@
 package linux
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
-	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,181 +52,6 @@ import (
 // the connecting thread's own Landlock domain would scope out the
 // sandbox's sockets too; it must then be one a process of the sandbox
 // listens on, as Landlock's scope would have it.
-
-// connectRules is what the supervisor lets the sandbox connect to.
-type connectRules struct {
-	// Filtered is a network of proxies: inet only to ProxyPorts on
-	// 127.0.0.1 and LocalPorts on 127.0.0.1 and ::1.
-	Filtered               bool
-	ProxyPorts, LocalPorts []int
-	// HostSockets are the host's sockets bound at start that the policy
-	// does not list, by file identity.
-	HostSockets map[fileKey]string
-	// Listed are the paths below which the policy lets the command
-	// connect to any unix socket (its "unix" Landlock rules).
-	Listed []string
-	// Init is the sandbox's init, whose descendants are the sandbox's
-	// processes; Supervisor is fence's own process.
-	Init, Supervisor int
-}
-
-// unixRules are the paths of plan's "unix" Landlock rules, each also by
-// its canonical path.
-func unixRules(plan *sandbox.Plan) []string {
-	var out []string
-	for _, r := range plan.Landlock.Rules {
-		if r.Access == "unix" {
-			out = append(out, r.Path)
-			if real, err := filepath.EvalSymlinks(r.Path); err == nil && real != r.Path {
-				out = append(out, real)
-			}
-		}
-	}
-	return out
-}
-
-// listed reports whether the policy lets the command connect to the
-// socket at p, a canonical path.
-func (r *connectRules) listed(p string) bool {
-	return slices.ContainsFunc(r.Listed, func(l string) bool {
-		return p == l || l == "/" || strings.HasPrefix(p, l+"/")
-	})
-}
-
-// inSandbox reports whether process pid descends from the sandbox's
-// init. A process of another pid namespace is pid 0 here.
-func (r *connectRules) inSandbox(pid int) bool {
-	for range 128 {
-		switch {
-		case pid == r.Init:
-			return true
-		case pid <= 1 || pid == r.Supervisor:
-			return false
-		}
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		i := bytes.LastIndexByte(b, ')')
-		if err != nil || i < 0 {
-			return false
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 2 {
-			return false
-		}
-		if pid, err = strconv.Atoi(f[1]); err != nil {
-			return false
-		}
-	}
-	return false
-}
-
-// fileKey identifies a file whatever the path to it.
-type fileKey struct{ Dev, Ino uint64 }
-
-func keyOf(st *unix.Stat_t) fileKey { return fileKey{uint64(st.Dev), st.Ino} }
-
-// hostSocketKeys stats the sockets among paths (the plan's masks).
-func hostSocketKeys(paths []string) map[fileKey]string {
-	keys := map[fileKey]string{}
-	for _, p := range paths {
-		var st unix.Stat_t
-		if unix.Stat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFSOCK {
-			keys[keyOf(&st)] = p
-		}
-	}
-	return keys
-}
-
-// dest is a connect() address as the kernel will read it.
-type dest struct {
-	Family uint16
-	Addr   netip.AddrPort // AF_INET, AF_INET6
-	Path   string         // AF_UNIX pathname
-	// Abstract is an AF_UNIX name in the abstract namespace.
-	Abstract bool
-}
-
-func (d dest) String() string {
-	switch {
-	case d.Family == unix.AF_INET || d.Family == unix.AF_INET6:
-		return d.Addr.String()
-	case d.Abstract:
-		return "@" + d.Path
-	case d.Family == unix.AF_UNIX:
-		return strconv.Quote(d.Path)
-	}
-	return fmt.Sprintf("address family %d", d.Family)
-}
-
-// parseSockaddr reads a struct sockaddr of len(b) bytes the way the
-// kernel does. An address too short for its family is an error (the
-// kernel's EINVAL).
-func parseSockaddr(b []byte) (dest, error) {
-	if len(b) < 2 {
-		return dest{}, unix.EINVAL
-	}
-	d := dest{Family: binary.NativeEndian.Uint16(b)}
-	switch d.Family {
-	case unix.AF_INET:
-		if len(b) < unix.SizeofSockaddrInet4 {
-			return d, unix.EINVAL
-		}
-		d.Addr = netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[4:8])), binary.BigEndian.Uint16(b[2:]))
-	case unix.AF_INET6:
-		if len(b) < 24 { // SIN6_LEN_RFC2133: no scope id
-			return d, unix.EINVAL
-		}
-		d.Addr = netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[8:24])), binary.BigEndian.Uint16(b[2:]))
-	case unix.AF_UNIX:
-		p := b[2:]
-		if len(p) == 0 {
-			return d, unix.EINVAL // unnamed: nothing to connect to
-		}
-		if p[0] == 0 {
-			d.Abstract, p = true, p[1:]
-		} else if i := slices.Index(p, 0); i >= 0 {
-			p = p[:i]
-		}
-		d.Path = string(p)
-	}
-	return d, nil
-}
-
-// verdict is a judgement: Errno 0 lets the connection be made.
-type verdict struct {
-	Errno unix.Errno
-	Rule  string // the key of the policy that decides
-	Why   string
-}
-
-// judge decides d by address; a unix pathname is judged again by the
-// file it names (judgeSocket).
-func (r *connectRules) judge(d dest) verdict {
-	switch d.Family {
-	case unix.AF_UNSPEC, unix.AF_NETLINK:
-		return verdict{} // a disconnect; the kernel's own sockets
-	case unix.AF_INET, unix.AF_INET6:
-		if !r.Filtered {
-			return verdict{}
-		}
-		a, port := d.Addr.Addr().Unmap(), int(d.Addr.Port())
-		v4 := a == netip.AddrFrom4([4]byte{127, 0, 0, 1})
-		if v4 && slices.Contains(r.ProxyPorts, port) || (v4 || a == netip.IPv6Loopback()) && slices.Contains(r.LocalPorts, port) {
-			return verdict{}
-		}
-		return verdict{unix.EACCES, "network.allowedDomains", "only fence's proxies on 127.0.0.1, and the ports of network.allowLocalOutboundPorts on 127.0.0.1 and ::1, are reachable (network.allowedDomains decides names)"}
-	case unix.AF_UNIX:
-		return verdict{} // judged by the socket (judgeSocket, checkPeer)
-	}
-	return verdict{unix.EACCES, "network", "the sandbox may connect only to inet and unix addresses"}
-}
-
-// judgeSocket decides a unix path by the file it opened.
-func (r *connectRules) judgeSocket(k fileKey) verdict {
-	if p, ok := r.HostSockets[k]; ok {
-		return verdict{unix.EACCES, "network.allowUnixSockets", fmt.Sprintf("the host's unix socket %q, which network.allowUnixSockets does not list", p)}
-	}
-	return verdict{}
-}
 
 // connectJudge answers the sandbox's connect() notifications.
 type connectJudge struct {
@@ -278,86 +99,114 @@ func (j *connectJudge) handle(fd uintptr, n *seccompNotif) {
 	unix.Syscall(unix.SYS_IOCTL, fd, unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
 }
 
-// connect performs the notified connect for the caller; ok is false
-// when the notification is no longer valid.
-func (j *connectJudge) connect(fd uintptr, n *seccompNotif) (errno unix.Errno, val int64, ok bool) {
+// call is a notified connect, as fence holds it: the caller's socket
+// duplicated, its working directory (for a relative unix path, else -1)
+// and fence's own copy of the address, raw and parsed.
+type call struct {
+	sock, cwd int
+	raw       []byte
+	dest      dest
+}
+
+func (c *call) close() {
+	unix.Close(c.sock)
+	if c.cwd >= 0 {
+		unix.Close(c.cwd)
+	}
+}
+
+// take reads the notified call into fence's hands: c is nil when the
+// call is to fail with errno at once, and ok false when the notification
+// is no longer valid (then nothing is to be answered).
+func (j *connectJudge) take(fd uintptr, n *seccompNotif) (c *call, errno unix.Errno, ok bool) {
 	addrlen := int32(n.Data.Args[2])
 	if addrlen < 0 || addrlen > sizeofSockaddrStorage {
-		return unix.EINVAL, -1, notifValid(fd, n.ID)
+		return nil, unix.EINVAL, notifValid(fd, n.ID)
 	}
-	buf := make([]byte, addrlen)
-	if err := readMemory(int(n.Pid), n.Data.Args[1], buf); err != nil {
+	raw := make([]byte, addrlen)
+	if err := readMemory(int(n.Pid), n.Data.Args[1], raw); err != nil {
 		if !notifValid(fd, n.ID) {
-			return 0, 0, false
+			return nil, 0, false
 		}
 		if errors.Is(err, unix.EFAULT) {
-			return unix.EFAULT, -1, true
+			return nil, unix.EFAULT, true
 		}
 		j.refuse("an address fence could not read", verdict{unix.EACCES, "network", err.Error()})
-		return unix.EACCES, -1, true
+		return nil, unix.EACCES, true
+	}
+	d, err := parseSockaddr(raw)
+	if err != nil {
+		return nil, errnoOf(err), notifValid(fd, n.ID)
 	}
 	sock, err := pidGetFD(int(n.Pid), int(int32(n.Data.Args[0])))
 	if err != nil {
-		return errnoOf(err), -1, notifValid(fd, n.ID)
+		return nil, errnoOf(err), notifValid(fd, n.ID)
 	}
-	defer unix.Close(sock)
-	d, err := parseSockaddr(buf)
-	if err != nil {
-		return errnoOf(err), -1, notifValid(fd, n.ID)
-	}
-	cwd := -1
+	c = &call{sock: sock, cwd: -1, raw: raw, dest: d}
 	if d.Family == unix.AF_UNIX && !d.Abstract && !strings.HasPrefix(d.Path, "/") {
-		if cwd, err = unix.Open(fmt.Sprintf("/proc/%d/cwd", n.Pid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
-			return unix.EACCES, -1, notifValid(fd, n.ID)
+		if c.cwd, err = unix.Open(fmt.Sprintf("/proc/%d/cwd", n.Pid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+			c.close()
+			return nil, unix.EACCES, notifValid(fd, n.ID)
 		}
-		defer unix.Close(cwd)
 	}
 	// The address and the socket are the caller's only if it still waits.
 	if !notifValid(fd, n.ID) {
-		return 0, 0, false
+		c.close()
+		return nil, 0, false
 	}
+	return c, 0, true
+}
+
+// connect performs the notified connect for the caller; ok is false
+// when the notification is no longer valid.
+func (j *connectJudge) connect(fd uintptr, n *seccompNotif) (errno unix.Errno, val int64, ok bool) {
+	c, errno, ok := j.take(fd, n)
+	if c == nil {
+		return errno, -1, ok
+	}
+	defer c.close()
+	d := c.dest
 	if v := j.rules.judge(d); v.Errno != 0 {
 		j.refuse(d.String(), v)
 		return v.Errno, -1, true
 	}
+	var peer string
 	if d.Abstract {
-		_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(sock), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
-		if e == 0 {
-			if v := j.checkPeer(sock, d.String()); v.Errno != 0 {
-				j.refuse(d.String(), v)
-				return v.Errno, -1, true
-			}
-		}
-		if e != 0 {
-			return e, -1, true
-		}
-		return 0, 0, true
+		_, _, errno = unix.Syscall(unix.SYS_CONNECT, uintptr(c.sock), uintptr(unsafe.Pointer(&c.raw[0])), uintptr(len(c.raw)))
+		peer = d.String()
+	} else {
+		errno, peer = j.dialConfined(c)
 	}
-	type dialed struct {
-		errno unix.Errno
-		peer  string // a unix socket whose listener must be the sandbox's
-	}
-	done := make(chan dialed, 1)
-	j.run(func(confined error) {
-		if confined != nil {
-			j.refuse(d.String(), verdict{unix.EACCES, "network", confined.Error()})
-			done <- dialed{errno: unix.EACCES}
-			return
-		}
-		e, peer := j.dial(sock, cwd, d, buf)
-		done <- dialed{e, peer}
-	})
-	r := <-done
-	if r.errno == 0 && r.peer != "" {
-		if v := j.checkPeer(sock, r.peer); v.Errno != 0 {
+	if errno == 0 && peer != "" {
+		if v := j.checkPeer(c.sock, peer); v.Errno != 0 {
 			j.refuse(d.String(), v)
 			return v.Errno, -1, true
 		}
 	}
-	if r.errno != 0 {
-		return r.errno, -1, true
+	if errno != 0 {
+		return errno, -1, true
 	}
 	return 0, 0, true
+}
+
+// dialConfined runs dial on a confined thread and returns its result.
+func (j *connectJudge) dialConfined(c *call) (errno unix.Errno, peer string) {
+	type dialed struct {
+		errno unix.Errno
+		peer  string
+	}
+	done := make(chan dialed, 1)
+	j.run(func(confined error) {
+		if confined != nil {
+			j.refuse(c.dest.String(), verdict{unix.EACCES, "network", confined.Error()})
+			done <- dialed{errno: unix.EACCES}
+			return
+		}
+		e, p := j.dial(c.sock, c.cwd, c.dest, c.raw)
+		done <- dialed{e, p}
+	})
+	r := <-done
+	return r.errno, r.peer
 }
 
 // checkPeer lets a connection to the unix socket at p (a canonical path

@@ -29,6 +29,7 @@ var landlockCosts = map[int]string{
 	3: "ABI 3 (TRUNCATE): without it, the Landlock-only fallback cannot stop truncation",
 	5: "ABI 5 (IOCTL_DEV): without it, ioctl on device files is not restricted by Landlock",
 	6: "ABI 6 (scopes): without it, host-network policies and the Landlock-only fallback are refused",
+	9: "ABI 9 (RESOLVE_UNIX): without it, a host unix socket bound after a run starts is reachable (see unix sockets)",
 }
 
 // Doctor checks what the kernel offers fence and runs a sandbox probe.
@@ -37,15 +38,15 @@ func Doctor() []Finding {
 	unix.Uname(&uts)
 	out := []Finding{{Name: "kernel", OK: true, Detail: unix.ByteSliceToString(uts.Release[:]) + " " + unix.ByteSliceToString(uts.Machine[:])}}
 	abi := KernelLandlockABI()
-	f := Finding{Name: "landlock", OK: abi >= 6, Detail: fmt.Sprintf("ABI %d (fence uses up to 7)", abi)}
-	for v := 1; v <= 6; v++ {
+	f := Finding{Name: "landlock", OK: abi >= 6, Detail: fmt.Sprintf("ABI %d (fence uses up to 9)", abi)}
+	for v := 1; v <= 9; v++ {
 		if abi < v && landlockCosts[v] != "" {
 			f.Detail += "; " + landlockCosts[v]
 		}
 	}
 	out = append(out, f, Finding{Name: "seccomp", OK: seccompAvailable(), Detail: "filter mode with TSYNC"})
 	limits, ok := userNSLimits()
-	out = append(out, Finding{Name: "user namespaces", OK: ok, Detail: limits}, limitsFinding(), tmpfsFinding())
+	out = append(out, Finding{Name: "user namespaces", OK: ok, Detail: limits}, limitsFinding(), tmpfsFinding(), socketsFinding(abi))
 	return append(out, probe())
 }
 
@@ -70,9 +71,20 @@ func tmpfsFinding() Finding {
 	s := SizeTmpfs(policy.RunLimits{})
 	detail := fmt.Sprintf("by default /tmp %d MiB and /dev/shm %d MiB: a quarter and an eighth of %s, and an inode per %d KiB of size;"+
 		" limits.tmpSizeMB, limits.shmSizeMB, --limit-tmp and --limit-shm set them (a flag only lowers);"+
-		" no size applies to a host /tmp the policy makes writable (the code templates do), to the host's /dev/shm (devices.mode \"host\"), or with Landlock alone",
+		" no size applies to a host tree bound writable inside the private /tmp, to the host's /dev/shm (devices.mode \"host\"), or with Landlock alone",
 		s.TmpMB, s.ShmMB, s.Memory, policy.BytesPerInode>>10)
 	return Finding{Name: "tmp and shm", OK: true, Detail: detail}
+}
+
+// socketsFinding says how the host's unix sockets are kept from the
+// command on this kernel.
+func socketsFinding(abi int) Finding {
+	n := len(sandbox.HostSockets(os.Environ()))
+	if abi >= 9 {
+		return Finding{Name: "unix sockets", OK: true, Detail: fmt.Sprintf("Landlock refuses connecting to every pathname socket the policy does not list and the sandbox did not make; the %d host sockets this user could reach now are masked as well", n)}
+	}
+	return Finding{Name: "unix sockets", OK: true, Detail: fmt.Sprintf("the %d host sockets this user could reach now (bound in this network namespace, under /run, $SSH_AUTH_SOCK) would be masked; "+
+		"with Landlock ABI %d a socket bound after a run starts, bound by a relative path, or reached by another link or mount fence did not see stays reachable (ABI 9 refuses them)", n, abi)}
 }
 
 func seccompAvailable() bool {

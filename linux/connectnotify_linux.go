@@ -100,19 +100,35 @@ func (j *connectJudge) handle(fd uintptr, n *seccompNotif) {
 }
 
 // call is a notified connect, as fence holds it: the caller's socket
-// duplicated, its working directory (for a relative unix path, else -1)
-// and fence's own copy of the address, raw and parsed.
+// duplicated, its working directory (for a relative unix path, else -1),
+// the file a unix path through /proc/self names (else -1), and fence's
+// own copy of the address, raw and parsed.
 type call struct {
-	sock, cwd int
-	raw       []byte
-	dest      dest
+	sock, cwd, target int
+	raw               []byte
+	dest              dest
 }
 
 func (c *call) close() {
-	unix.Close(c.sock)
-	if c.cwd >= 0 {
-		unix.Close(c.cwd)
+	for _, fd := range []int{c.sock, c.cwd, c.target} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
 	}
+}
+
+// openSelf opens, for thread tid, a unix path through /proc/self or
+// /proc/thread-self, which mean the caller and not fence: fence opens it
+// through /proc/TID, from this unconfined thread (a confined one could
+// not look into the sandbox's processes). It returns -1 for any other
+// path.
+func openSelf(tid int, p string) (int, error) {
+	for _, self := range []string{"/proc/self/", "/proc/thread-self/"} {
+		if rest, ok := strings.CutPrefix(p, self); ok {
+			return unix.Open("/proc/"+strconv.Itoa(tid)+"/"+rest, unix.O_PATH|unix.O_CLOEXEC, 0)
+		}
+	}
+	return -1, nil
 }
 
 // take reads the notified call into fence's hands: c is nil when the
@@ -142,11 +158,18 @@ func (j *connectJudge) take(fd uintptr, n *seccompNotif) (c *call, errno unix.Er
 	if err != nil {
 		return nil, errnoOf(err), notifValid(fd, n.ID)
 	}
-	c = &call{sock: sock, cwd: -1, raw: raw, dest: d}
+	c = &call{sock: sock, cwd: -1, target: -1, raw: raw, dest: d}
 	if d.Family == unix.AF_UNIX && !d.Abstract && !strings.HasPrefix(d.Path, "/") {
 		if c.cwd, err = unix.Open(fmt.Sprintf("/proc/%d/cwd", n.Pid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
 			c.close()
 			return nil, unix.EACCES, notifValid(fd, n.ID)
+		}
+	}
+	if d.Family == unix.AF_UNIX && !d.Abstract {
+		if c.target, err = openSelf(int(n.Pid), d.Path); err != nil {
+			c.target = -1
+			c.close()
+			return nil, errnoOf(err), notifValid(fd, n.ID)
 		}
 	}
 	// The address and the socket are the caller's only if it still waits.
@@ -202,7 +225,7 @@ func (j *connectJudge) dialConfined(c *call) (errno unix.Errno, peer string) {
 			done <- dialed{errno: unix.EACCES}
 			return
 		}
-		e, p := j.dial(c.sock, c.cwd, c.dest, c.raw)
+		e, p := j.dial(c)
 		done <- dialed{e, p}
 	})
 	r := <-done
@@ -229,21 +252,25 @@ func (j *connectJudge) checkPeer(sock int, p string) verdict {
 	return verdict{unix.EACCES, "network.allowUnixSockets", fmt.Sprintf("the unix socket %q, which %s listens on and network.allowUnixSockets does not list", p, who)}
 }
 
-// dial connects sock to d (whose raw form is raw), on a confined
-// thread. A unix path is opened first, relative to the caller's
-// working directory cwd, and judged by the file it is; peer is its
-// canonical path when the policy does not list it, for checkPeer.
-func (j *connectJudge) dial(sock, cwd int, d dest, raw []byte) (errno unix.Errno, peer string) {
+// dial makes c's connection, on a confined thread. A unix path is
+// opened first (relative to the caller's working directory, unless
+// openSelf has) and judged by the file it is; peer is its canonical path
+// when the policy does not list it, for checkPeer.
+func (j *connectJudge) dial(c *call) (errno unix.Errno, peer string) {
+	d, raw := c.dest, c.raw
 	if d.Family == unix.AF_UNIX && !d.Abstract {
-		dir := unix.AT_FDCWD
-		if cwd >= 0 {
-			dir = cwd
+		f := c.target
+		if f < 0 {
+			dir := unix.AT_FDCWD
+			if c.cwd >= 0 {
+				dir = c.cwd
+			}
+			var err error
+			if f, err = unix.Openat(dir, d.Path, unix.O_PATH|unix.O_CLOEXEC, 0); err != nil {
+				return errnoOf(err), ""
+			}
+			defer unix.Close(f)
 		}
-		f, err := unix.Openat(dir, d.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return errnoOf(err), ""
-		}
-		defer unix.Close(f)
 		var st unix.Stat_t
 		if err := unix.Fstat(f, &st); err != nil {
 			return errnoOf(err), ""
@@ -263,7 +290,7 @@ func (j *connectJudge) dial(sock, cwd int, d dest, raw []byte) (errno unix.Errno
 		binary.NativeEndian.PutUint16(raw, unix.AF_UNIX)
 		raw = append(raw, fdPath+"\x00"...)
 	}
-	_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(sock), uintptr(unsafe.Pointer(&raw[0])), uintptr(len(raw)))
+	_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(c.sock), uintptr(unsafe.Pointer(&raw[0])), uintptr(len(raw)))
 	runtime.KeepAlive(raw)
 	return e, peer
 }

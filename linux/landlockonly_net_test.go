@@ -252,8 +252,10 @@ func TestLandlockOnlyConnect(t *testing.T) {
 				c.Close()
 				lateData <- n
 			}()
-			r = w.landlockOnly(t, u, "--", "./sockprobe", "serve", "work/own.sock", "unix", "work/own.sock", "touch", "work/ready", "waitfor", late, "unix", late)
-			checkProbe(t, "bound after the start", r, map[string]string{"serve work/own.sock": "ok", "unix work/own.sock": "ok", "unix " + late: eacces})
+			r = w.landlockOnly(t, u, "--", "./sockprobe", "serve", "work/own.sock", "unix", "work/own.sock", "selfpath", "work/own.sock", "selfpath", host,
+				"touch", "work/ready", "waitfor", late, "unix", late)
+			checkProbe(t, "bound after the start", r, map[string]string{"serve work/own.sock": "ok", "unix work/own.sock": "ok", "unix " + late: eacces,
+				"selfpath work/own.sock": "ok", "selfpath " + host: eacces})
 			if line := fmt.Sprintf("fence: refused connect to %q: the unix socket %q, which a process outside the sandbox (pid %d) listens on and network.allowUnixSockets does not list\n", late, late, os.Getpid()); !strings.Contains(r.stderr, line) {
 				t.Errorf("stderr lacks %q:\n%s", line, r.stderr)
 			}

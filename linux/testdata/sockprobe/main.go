@@ -18,6 +18,7 @@
 //	cd DIR            change directory
 //	undumpable -      make this process non-dumpable, as ssh does
 //	serve PATH        listen on a unix socket, accepting in the background
+//	selfpath PATH     open PATH O_PATH, then connect to /proc/self/fd/N
 //	touch PATH        create an empty file
 //	waitfor PATH      wait (up to 10 s) until PATH exists
 //	loop ADDR:N       connect N times and print the mean time of one
@@ -165,6 +166,13 @@ func run(op, arg string) error {
 			}
 		}()
 		return nil
+	case "selfpath":
+		f, err := unix.Open(arg, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open: %w", err)
+		}
+		defer unix.Close(f)
+		return run("unix", fmt.Sprintf("/proc/self/fd/%d", f))
 	case "touch":
 		return os.WriteFile(arg, nil, 0o644)
 	case "waitfor":

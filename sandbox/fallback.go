@@ -37,7 +37,7 @@ func WeakerFor(plan *Plan, root bool) []string {
 	if plan.Mounts.Devices == "host" {
 		out = append(out, "no private /dev: the host's, as the policy asks (devices \"host\"), with every terminal and the host's /dev/shm")
 	} else {
-		out = append(out, "no private /dev: the command gets the host's null, zero, full, random, urandom and tty devices and fence's own terminal, but no other terminal and no new pseudo-terminal (/dev/pts holds the host's other sessions: script, tmux, expect and Python's pty fail with EACCES), and no /dev/shm (shm_open, sem_open and Python multiprocessing's locks fail with EACCES)")
+		out = append(out, "no private /dev: the command gets the host's null, zero, full, random, urandom and tty devices and fence's own terminal, but no other terminal and no new pseudo-terminal (/dev/pts holds the host's other sessions: opening /dev/ptmx fails with EACCES, and script, tmux, expect and Python's pty fail), and no /dev/shm (shm_open, sem_open and Python multiprocessing's locks fail with EACCES)")
 	}
 	if root {
 		out = append(out, WeakerRoot)

@@ -440,11 +440,11 @@ func notifyProgram(exec, connect bool) ([]bpf.RawInstruction, error) {
 
 // installNotify installs the notification filter and returns its
 // listener. A task has one listener at most, so exec judging and
-// connect judging share it. A signal still interrupts a call fence is
-// answering (no SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV), so that Ctrl-C
-// ends a blocking connect as it would without fence; a restarted
-// connect finds the socket connecting or connected, as after an
-// interrupted connect of its own.
+// connect judging share it. Once fence has received a notification, only
+// a fatal signal interrupts the call (Linux 5.19 and later): otherwise a
+// signal handled meanwhile (a Go program's preemption signal, SIGCHLD)
+// would restart a connect fence has made, and the restarted call fail
+// with EISCONN. A handled SIGINT so waits for a blocking connect to end.
 func installNotify(exec, connect bool) (*os.File, error) {
 	raw, err := notifyProgram(exec, connect)
 	if err != nil {
@@ -456,7 +456,10 @@ func installNotify(exec, connect bool) (*os.File, error) {
 	}
 	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
 	flags := uintptr(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_TSYNC | unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH)
-	fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
+	fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags|unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, uintptr(unsafe.Pointer(&prog)))
+	if e == unix.EINVAL {
+		fd, _, e = unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
+	}
 	if e != 0 {
 		what := "runtimeExecPolicy \"argv\""
 		if connect {

@@ -270,6 +270,13 @@ func TestLandlockOnlyConnect(t *testing.T) {
 
 			// fence reads the address from the caller's memory: a
 			// non-dumpable process's only with root's CAP_SYS_PTRACE.
+			// A signal handled while fence connects (a Go program's
+			// preemption signal) may not restart a connect fence has made
+			// (EISCONN).
+			r = w.landlockOnly(t, u, "--", "./sockprobe", "loopsig", "127.0.0.1:proxy:500")
+			if !strings.HasPrefix(r.stdout, "loop: ") {
+				t.Errorf("500 connects to the proxy, signalled: %q, want all connected\n%s", r.stdout, r.stderr)
+			}
 			r = w.landlockOnly(t, u, "--", "./sockprobe", "tcp", "[::ffff:127.0.0.1]:proxy", "undumpable", "-", "tcp", "127.0.0.1:proxy")
 			want = map[string]string{"tcp [::ffff:127.0.0.1]:proxy": "ok", "undumpable -": "ok", "tcp 127.0.0.1:proxy": "ok"}
 			if u.uid != 0 {

@@ -22,12 +22,14 @@
 //	touch PATH        create an empty file
 //	waitfor PATH      wait (up to 10 s) until PATH exists
 //	loop ADDR:N       connect N times and print the mean time of one
+//	loopsig ADDR:N    loop, while another thread signals the connecting one
 package main
 
 import (
 	"fmt"
 	"net/netip"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -43,8 +45,8 @@ func main() {
 	}
 	for i := 0; i < len(args); i += 2 {
 		op, arg := args[i], args[i+1]
-		if op == "loop" {
-			loop(arg)
+		if op == "loop" || op == "loopsig" {
+			loop(arg, op == "loopsig")
 			continue
 		}
 		err := run(op, arg)
@@ -224,8 +226,28 @@ func nonblocking(fd int, sa unix.Sockaddr) error {
 }
 
 // loop connects to ADDR N times (ADDR:N) and prints "loop: N ns" with
-// the mean time of one socket, connect and close.
-func loop(arg string) {
+// the mean time of one socket, connect and close. With signal, another
+// thread sends the connecting one SIGURG (which Go's runtime handles,
+// restarting the call) every 20 µs meanwhile.
+func loop(arg string, signal bool) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if signal {
+		pid, tid := unix.Getpid(), unix.Gettid()
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				unix.Tgkill(pid, tid, unix.SIGURG)
+				time.Sleep(20 * time.Microsecond)
+			}
+		}()
+	}
 	i := strings.LastIndex(arg, ":")
 	n, _ := strconv.Atoi(arg[i+1:])
 	sa, family, err := inet(arg[:i])

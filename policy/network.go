@@ -25,7 +25,11 @@ type NetDecision struct {
 }
 
 func domainDecision(allowed bool, host, key, pattern, reason string) NetDecision {
-	return NetDecision{Allowed: allowed, Host: host, Rule: key + ` "` + pattern + `"`, Key: key, Pattern: pattern, Reason: reason}
+	d := NetDecision{Allowed: allowed, Host: host, Rule: key + ` "` + pattern + `"`, Key: key, Pattern: pattern, Reason: reason}
+	if !allowed && key == "network.deniedDomains" {
+		d.Fix = fmt.Sprintf("remove %q from network.deniedDomains if the command needs the host", pattern)
+	}
+	return d
 }
 
 // NetworkDecision turns a verdict on a connection to target (host:port)

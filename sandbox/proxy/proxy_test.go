@@ -191,6 +191,9 @@ func TestHTTPProxy(t *testing.T) {
 		if tt.status == 403 && !strings.Contains(string(body), "fence: blocked HTTP "+net.JoinHostPort(tt.host, r.target)) {
 			t.Errorf("GET %s: the refusal does not say what it blocked: %q", tt.host, body)
 		}
+		if tt.host == "bad.wild.test" && !strings.Contains(string(body), `fence: hint: remove "bad.wild.test" from network.deniedDomains`) {
+			t.Errorf("GET %s: the hint does not point at the deny rule: %q", tt.host, body)
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -23,6 +23,7 @@ targets=(
 	"./sandbox FuzzPlainDenyIsBlocked 60000"  # a denied command is blocked wherever it is put
 	"./sandbox/proxy FuzzHTTPProxy 40000"     # HTTP proxy requests: no dial the policy refuses
 	"./sandbox/proxy FuzzSOCKSProxy 70000"    # SOCKS5 requests: the same
+	"./sandbox/proxy FuzzHelloReader 200000"  # the ClientHello reader: the same answer however the stream is cut
 )
 for t in "${targets[@]}"; do
 	read -r pkg name quick <<<"$t"

@@ -4,6 +4,7 @@ package linux_test
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -68,4 +69,17 @@ func TestHostSocketOfAnotherUser(t *testing.T) {
 	must(t, os.Chown(dir, 65534, 65534))
 	r := w.fence(t, "", nil, "--", "./netprobe", "unix", dir+"/default")
 	check(t, r, 0, `connect: permission denied`, "")
+}
+
+// TestLandlockOnlyLocalPorts runs the engine without user namespaces with
+// allowLocalOutboundPorts: the port is reached on the host's loopback
+// directly (there is no namespace to relay it into), the proxies still
+// serve, and a port the policy does not list stays closed.
+func TestLandlockOnlyLocalPorts(t *testing.T) {
+	open := serve(t, "tcp", "127.0.0.1:0", nil)
+	closed := serve(t, "tcp", "127.0.0.1:0", nil)
+	port := open.Addr().(*net.TCPAddr).Port
+	w := newWorld(t, os.Getuid(), fmt.Sprintf(`{"network": {"allowLocalOutbound": true, "allowLocalOutboundPorts": [%d]}}`, port))
+	r := w.withoutUserNS(t, "-c", "./netprobe direct "+open.Addr().String()+"; ./netprobe direct "+closed.Addr().String())
+	check(t, r, 0, `^connected\nerror: dial tcp `+closed.Addr().String()+`: connect: permission denied\n$`, `enforcing the policy with Landlock alone`)
 }

@@ -164,7 +164,12 @@ func serveProxies(plan *sandbox.Plan, listeners []net.Listener, stderr io.Writer
 	}
 	go srv.ServeHTTP(listeners[0])
 	go srv.ServeSOCKS(listeners[1])
+	// The local ports are relayed only from the sandbox's own network
+	// namespace; on the host's loopback there are just the two proxies.
 	for i, addr := range listenAddrs(plan.Proxy)[2:] {
+		if 2+i >= len(listeners) {
+			break
+		}
 		go proxy.Relay(listeners[2+i], func() (net.Conn, error) { return net.Dial("tcp", addr) }, nil)
 	}
 	return func() {

@@ -69,6 +69,9 @@ type connectJudge struct {
 	idle chan struct{} // a token per worker thread that may still start
 	mu   sync.Mutex
 	told map[string]bool
+	// listening are the unix sockets fence put to listen for the
+	// sandbox, by listenKey or abstract name.
+	listening map[string]bool
 }
 
 // sizeofSockaddrStorage is the longest address connect() takes.
@@ -80,7 +83,7 @@ const maxConnectThreads = 32
 
 func newConnectJudge(rules connectRules, plan *sandbox.Plan, stderr io.Writer) *connectJudge {
 	j := &connectJudge{rules: rules, landlock: plan.Landlock, stderr: stderr, recorder: plan.Recorder,
-		ruleset: -1, work: make(chan func(error)), idle: make(chan struct{}, maxConnectThreads), told: map[string]bool{}}
+		ruleset: -1, work: make(chan func(error)), idle: make(chan struct{}, maxConnectThreads), told: map[string]bool{}, listening: map[string]bool{}}
 	for range maxConnectThreads {
 		j.idle <- struct{}{}
 	}
@@ -97,6 +100,80 @@ func (j *connectJudge) handle(fd uintptr, n *seccompNotif) {
 	}
 	resp.Val, resp.Error = val, -int32(errno)
 	unix.Syscall(unix.SYS_IOCTL, fd, unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+}
+
+// handleListen answers a listen notification. Landlock refuses bind()
+// to any TCP port, but listen() on an unbound socket binds one of its
+// own choosing, on every address of the host: with a filtered network,
+// nothing may listen on TCP. A unix socket listens, on fence's duplicate.
+func (j *connectJudge) handleListen(fd uintptr, n *seccompNotif) {
+	resp := seccompNotifResp{ID: n.ID}
+	errno, ok := j.listen(fd, n)
+	if !ok {
+		return
+	}
+	if errno != 0 {
+		resp.Val, resp.Error = -1, -int32(errno)
+	}
+	unix.Syscall(unix.SYS_IOCTL, fd, unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+}
+
+func (j *connectJudge) listen(fd uintptr, n *seccompNotif) (errno unix.Errno, ok bool) {
+	sock, err := pidGetFD(int(n.Pid), int(int32(n.Data.Args[0])))
+	if err != nil {
+		return errnoOf(err), notifValid(fd, n.ID)
+	}
+	defer unix.Close(sock)
+	if !notifValid(fd, n.ID) {
+		return 0, false
+	}
+	domain, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	if err != nil {
+		return errnoOf(err), true // ENOTSOCK
+	}
+	if domain == unix.AF_INET || domain == unix.AF_INET6 {
+		j.refuseCall("listen", "tcp", "listen on TCP", verdict{unix.EACCES, "network.allowLocalBinding",
+			"without a network namespace, a socket would listen on the host's addresses, which the network policy does not allow"})
+		return unix.EACCES, true
+	}
+	if err := unix.Listen(sock, int(int32(n.Data.Args[1]))); err != nil {
+		return errnoOf(err), true
+	}
+	j.recordListener(sock, int(n.Pid))
+	return 0, true
+}
+
+// recordListener notes the unix socket sock, which fence has just put
+// to listen for thread tid, as the sandbox's: its credentials are then
+// fence's. A path bound relative to another directory than the
+// caller's present one is not found, and a connection to it refused.
+func (j *connectJudge) recordListener(sock, tid int) {
+	sa, err := unix.Getsockname(sock)
+	u, ok := sa.(*unix.SockaddrUnix)
+	if err != nil || !ok || u.Name == "" {
+		return
+	}
+	key := u.Name // "@" and the name, for an abstract socket
+	if !strings.HasPrefix(u.Name, "@") {
+		p := u.Name
+		if !strings.HasPrefix(p, "/") {
+			p = "/proc/" + strconv.Itoa(tid) + "/cwd/" + p
+		}
+		var st unix.Stat_t
+		if unix.Stat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			return
+		}
+		key = listenKey(keyOf(&st))
+	}
+	j.mu.Lock()
+	j.listening[key] = true
+	j.mu.Unlock()
+}
+
+func (j *connectJudge) listenedFor(key string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.listening[key]
 }
 
 // call is a notified connect, as fence holds it: the caller's socket
@@ -193,14 +270,14 @@ func (j *connectJudge) connect(fd uintptr, n *seccompNotif) (errno unix.Errno, v
 		j.refuse(d.String(), v)
 		return v.Errno, -1, true
 	}
-	var peer string
+	var peer listener
 	if d.Abstract {
 		_, _, errno = unix.Syscall(unix.SYS_CONNECT, uintptr(c.sock), uintptr(unsafe.Pointer(&c.raw[0])), uintptr(len(c.raw)))
-		peer = d.String()
+		peer = listener{d.String(), d.String()}
 	} else {
 		errno, peer = j.dialConfined(c)
 	}
-	if errno == 0 && peer != "" {
+	if errno == 0 && peer.name != "" {
 		if v := j.checkPeer(c.sock, peer); v.Errno != 0 {
 			j.refuse(d.String(), v)
 			return v.Errno, -1, true
@@ -213,10 +290,10 @@ func (j *connectJudge) connect(fd uintptr, n *seccompNotif) (errno unix.Errno, v
 }
 
 // dialConfined runs dial on a confined thread and returns its result.
-func (j *connectJudge) dialConfined(c *call) (errno unix.Errno, peer string) {
+func (j *connectJudge) dialConfined(c *call) (errno unix.Errno, peer listener) {
 	type dialed struct {
 		errno unix.Errno
-		peer  string
+		peer  listener
 	}
 	done := make(chan dialed, 1)
 	j.run(func(confined error) {
@@ -232,13 +309,26 @@ func (j *connectJudge) dialConfined(c *call) (errno unix.Errno, peer string) {
 	return r.errno, r.peer
 }
 
-// checkPeer lets a connection to the unix socket at p (a canonical path
-// the policy does not list, or "@" and an abstract name) stand only if a
+// listener is a unix socket connected to that the policy does not list:
+// its name (a canonical path, or "@" and an abstract name) and its
+// identity (listenKey).
+type listener struct{ name, key string }
+
+// listenKey identifies a socket's file, or names an abstract one.
+func listenKey(k fileKey) string { return fmt.Sprintf("%d:%d", k.Dev, k.Ino) }
+
+// checkPeer lets a connection to the unix socket l stand only if a
 // process of the sandbox listens on it; otherwise it shuts the
-// connection down, before the command can send anything on it.
-func (j *connectJudge) checkPeer(sock int, p string) verdict {
+// connection down, before the command can send anything on it. A socket
+// fence itself put to listen for the sandbox (handleListen) has fence's
+// credentials: it is the sandbox's if fence recorded it so.
+func (j *connectJudge) checkPeer(sock int, l listener) verdict {
+	p := l.name
 	cred, err := unix.GetsockoptUcred(sock, unix.SOL_SOCKET, unix.SO_PEERCRED)
 	if err == nil && j.rules.inSandbox(int(cred.Pid)) {
+		return verdict{}
+	}
+	if err == nil && int(cred.Pid) == j.rules.Supervisor && j.listenedFor(l.key) {
 		return verdict{}
 	}
 	unix.Shutdown(sock, unix.SHUT_RDWR)
@@ -254,9 +344,9 @@ func (j *connectJudge) checkPeer(sock int, p string) verdict {
 
 // dial makes c's connection, on a confined thread. A unix path is
 // opened first (relative to the caller's working directory, unless
-// openSelf has) and judged by the file it is; peer is its canonical path
-// when the policy does not list it, for checkPeer.
-func (j *connectJudge) dial(c *call) (errno unix.Errno, peer string) {
+// openSelf has) and judged by the file it is; peer is the socket when
+// the policy does not list it, for checkPeer.
+func (j *connectJudge) dial(c *call) (errno unix.Errno, peer listener) {
 	d, raw := c.dest, c.raw
 	if d.Family == unix.AF_UNIX && !d.Abstract {
 		f := c.target
@@ -267,24 +357,24 @@ func (j *connectJudge) dial(c *call) (errno unix.Errno, peer string) {
 			}
 			var err error
 			if f, err = unix.Openat(dir, d.Path, unix.O_PATH|unix.O_CLOEXEC, 0); err != nil {
-				return errnoOf(err), ""
+				return errnoOf(err), listener{}
 			}
 			defer unix.Close(f)
 		}
 		var st unix.Stat_t
 		if err := unix.Fstat(f, &st); err != nil {
-			return errnoOf(err), ""
+			return errnoOf(err), listener{}
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
-			return unix.ECONNREFUSED, "" // as connect() says of a file that is not a socket
+			return unix.ECONNREFUSED, listener{} // as connect() says of a file that is not a socket
 		}
 		if v := j.rules.judgeSocket(keyOf(&st)); v.Errno != 0 {
 			j.refuse(d.String(), v)
-			return v.Errno, ""
+			return v.Errno, listener{}
 		}
 		fdPath := "/proc/self/fd/" + strconv.Itoa(f)
 		if real, err := os.Readlink(fdPath); err != nil || !j.rules.listed(real) {
-			peer = cmp.Or(real, d.Path)
+			peer = listener{cmp.Or(real, d.Path), listenKey(keyOf(&st))}
 		}
 		raw = make([]byte, 2, unix.SizeofSockaddrUnix)
 		binary.NativeEndian.PutUint16(raw, unix.AF_UNIX)
@@ -347,16 +437,22 @@ func (j *connectJudge) stop() {
 	}
 }
 
-// refuse says once per destination why fence refused it: the program
-// sees only EACCES.
+// refuse says once per destination why fence refused a connect to it:
+// the program sees only EACCES.
 func (j *connectJudge) refuse(target string, v verdict) {
+	j.refuseCall("connect", target, "connect to "+target, v)
+}
+
+// refuseCall records a refused call (proto) of target and says once
+// per what why fence refused it.
+func (j *connectJudge) refuseCall(proto, target, what string, v verdict) {
 	j.mu.Lock()
-	first := !j.told[target]
-	j.told[target] = true
+	first := !j.told[what]
+	j.told[what] = true
 	j.mu.Unlock()
 	if first {
-		j.recorder.Network("connect", target, policy.NetDecision{Host: target, Rule: v.Rule, Reason: v.Why})
-		fmt.Fprintf(j.stderr, "fence: refused connect to %s: %s\n", target, v.Why)
+		j.recorder.Network(proto, target, policy.NetDecision{Host: target, Rule: v.Rule, Reason: v.Why})
+		fmt.Fprintf(j.stderr, "fence: refused %s: %s\n", what, v.Why)
 	}
 }
 
@@ -415,15 +511,22 @@ func errnoOf(err error) unix.Errno {
 	return unix.EACCES
 }
 
-// notifyProgram is the filter that hands calls to the supervisor:
-// execve and execveat when exec is set, connect when connect is.
-func notifyProgram(exec, connect bool) ([]bpf.RawInstruction, error) {
+// notified says which calls the filter hands to the supervisor: execve
+// and execveat, connect, listen.
+type notified struct{ exec, connect, listen bool }
+
+// notifyProgram is the filter that hands the calls of c to the
+// supervisor.
+func notifyProgram(c notified) ([]bpf.RawInstruction, error) {
 	var nrs []uint32
-	if exec {
+	if c.exec {
 		nrs = append(nrs, unix.SYS_EXECVE, unix.SYS_EXECVEAT)
 	}
-	if connect {
+	if c.connect {
 		nrs = append(nrs, unix.SYS_CONNECT)
+	}
+	if c.listen {
+		nrs = append(nrs, unix.SYS_LISTEN)
 	}
 	prog := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: offArch, Size: 4},
@@ -445,8 +548,8 @@ func notifyProgram(exec, connect bool) ([]bpf.RawInstruction, error) {
 // signal handled meanwhile (a Go program's preemption signal, SIGCHLD)
 // would restart a connect fence has made, and the restarted call fail
 // with EISCONN. A handled SIGINT so waits for a blocking connect to end.
-func installNotify(exec, connect bool) (*os.File, error) {
-	raw, err := notifyProgram(exec, connect)
+func installNotify(c notified) (*os.File, error) {
+	raw, err := notifyProgram(c)
 	if err != nil {
 		return nil, err
 	}
@@ -462,7 +565,7 @@ func installNotify(exec, connect bool) (*os.File, error) {
 	}
 	if e != 0 {
 		what := "runtimeExecPolicy \"argv\""
-		if connect {
+		if c.connect {
 			what = "the Landlock-only engine, which judges connect(),"
 		}
 		return nil, fmt.Errorf("%s needs seccomp user notification (Linux 5.9 or later): seccomp: %w", what, e)
@@ -490,8 +593,12 @@ func serveNotify(notify *os.File, plan *sandbox.Plan, conn *connectJudge, stderr
 			}
 			return // the sandbox is gone
 		}
-		if n.Data.Nr == unix.SYS_CONNECT && conn != nil {
+		switch {
+		case n.Data.Nr == unix.SYS_CONNECT && conn != nil:
 			pending.Go(func() { conn.handle(fd, n) })
+			continue
+		case n.Data.Nr == unix.SYS_LISTEN && conn != nil:
+			pending.Go(func() { conn.handleListen(fd, n) })
 			continue
 		}
 		judgeExec(fd, n, plan, stderr)

@@ -47,7 +47,7 @@ type seccompNotifResp struct {
 }
 
 // installExecNotify installs the filter and returns the listener fd.
-func installExecNotify() (*os.File, error) { return installNotify(true, false) }
+func installExecNotify() (*os.File, error) { return installNotify(notified{exec: true}) }
 
 // judgeExecs answers the sandbox's exec notifications until the sandbox
 // is gone, refusing what the plan's rules deny.

@@ -162,7 +162,7 @@ func TestLandlockOnlyConnect(t *testing.T) {
 				"tcp", "127.0.0.1:proxy", "nonblock", "127.0.0.1:proxy",
 				"tcp", "127.0.0.2:proxy", "tcp", "[::1]:proxy", "tcp", otherAddr, "tfo", otherAddr, "udp", udpAddr,
 				"unix", host, "unix", "link.sock", "unix", listed, "unixgram", gram, "pairgram", gram, "unix", abstract,
-				"serve", "@" + abstract[1:] + "-own", "unix", abstract + "-own",
+				"serve", "@" + abstract[1:] + "-own", "unix", abstract + "-own", "listen4", "-", "listen6", "-",
 				"cd", dir, "unix", "host.sock",
 			}
 			r = w.landlockOnly(t, u, append([]string{"--", "./sockprobe"}, ops...)...)
@@ -181,6 +181,8 @@ func TestLandlockOnlyConnect(t *testing.T) {
 				"pairgram " + gram:          "socketpair: " + eacces,
 				"unix " + abstract:          eacces,
 				"unix " + abstract + "-own": "ok",
+				"listen4 -":                 eacces,
+				"listen6 -":                 eacces,
 				"cd " + dir:                 "ok",
 				"unix host.sock":            eacces,
 			})
@@ -195,6 +197,7 @@ func TestLandlockOnlyConnect(t *testing.T) {
 				fmt.Sprintf("fence: refused connect to %q: %s", "link.sock", hostRule),
 				fmt.Sprintf("fence: refused connect to %q: %s", "host.sock", hostRule),
 				fmt.Sprintf("fence: refused connect to %s: the abstract unix socket, which a process outside the sandbox (pid %d) listens on", abstract, os.Getpid()),
+				"fence: refused listen on TCP: without a network namespace, a socket would listen on the host's addresses, which the network policy does not allow",
 			} {
 				if port == "" || !strings.Contains(r.stderr, line+"\n") {
 					t.Errorf("stderr lacks %q:\n%s", line, r.stderr)

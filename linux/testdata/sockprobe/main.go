@@ -7,6 +7,7 @@
 //	tcp ADDR          connect a TCP socket
 //	nonblock ADDR     connect a nonblocking TCP socket, then wait for it
 //	tfo ADDR          sendto with MSG_FASTOPEN on a new TCP socket
+//	listen4|listen6 - listen on a new TCP socket, unbound (on a port of the kernel's choosing)
 //	udp ADDR          a UDP socket, then sendto
 //	unix PATH         connect a unix stream socket ("@NAME" is abstract)
 //	unixgram PATH     a unix datagram socket, then sendto
@@ -86,6 +87,17 @@ func run(op, arg string) error {
 			return unix.Sendto(fd, []byte("x"), unix.MSG_FASTOPEN, sa)
 		}
 		return unix.Sendto(fd, []byte("x"), 0, sa)
+	case "listen4", "listen6":
+		family := unix.AF_INET
+		if op == "listen6" {
+			family = unix.AF_INET6
+		}
+		fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("socket: %w", err)
+		}
+		defer unix.Close(fd)
+		return unix.Listen(fd, 8)
 	case "unix", "unixgram":
 		typ := unix.SOCK_STREAM
 		if op == "unixgram" {

@@ -431,3 +431,33 @@ func BenchmarkLandlockOnlyConnect(b *testing.B) {
 	b.ReportMetric(judged/float64(runs)/1000, "judged-µs/connect")
 	b.ReportMetric(direct/float64(runs)/1000, "direct-µs/connect")
 }
+
+// TestLandlockOnlyLocalPortsOnLoopback: a port of allowLocalOutboundPorts is
+// reached on 127.0.0.1 and ::1, the host's loopback, and on no other
+// address, as root and as uid 65534.
+func TestLandlockOnlyLocalPortsOnLoopback(t *testing.T) {
+	for _, u := range landlockOnlyUsers(t) {
+		t.Run(u.name, func(t *testing.T) {
+			v4, conns := counting(t, "tcp", "127.0.0.1:0")
+			port := v4.Addr().(*net.TCPAddr).Port
+			want := map[string]string{fmt.Sprintf("tcp 127.0.0.1:%d", port): "ok", fmt.Sprintf("tcp 127.0.0.2:%d", port): "permission denied"}
+			ops := []string{"tcp", fmt.Sprintf("127.0.0.1:%d", port), "tcp", fmt.Sprintf("127.0.0.2:%d", port)}
+			if v6, err := net.Listen("tcp", fmt.Sprintf("[::1]:%d", port)); err == nil {
+				defer v6.Close()
+				ops = append(ops, "tcp", fmt.Sprintf("[::1]:%d", port))
+				want[fmt.Sprintf("tcp [::1]:%d", port)] = "ok"
+			}
+			w := landlockWorld(t, u, fmt.Sprintf(`{"network": {"allowedDomains": ["example.com"], "allowLocalOutbound": true, "allowLocalOutboundPorts": [%d]}}`, port))
+			w.sockprobe(t)
+			r := w.landlockOnly(t, u, append([]string{"--", "./sockprobe"}, ops...)...)
+			checkProbe(t, "inside", r, want)
+			if line := fmt.Sprintf("fence: refused connect to 127.0.0.2:%d: only fence's proxies", port); !strings.Contains(r.stderr, line) {
+				t.Errorf("stderr lacks %q:\n%s", line, r.stderr)
+			}
+			time.Sleep(100 * time.Millisecond)
+			if conns.Load() != 1 {
+				t.Errorf("the local port got %d connections on 127.0.0.1, want 1", conns.Load())
+			}
+		})
+	}
+}

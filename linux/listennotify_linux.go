@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -26,6 +27,13 @@ func (j *connectJudge) handleListen(fd uintptr, n *seccompNotif) {
 
 func (j *connectJudge) listen(fd uintptr, n *seccompNotif) (errno unix.Errno, ok bool) {
 	sock, err := pidGetFD(int(n.Pid), int(int32(n.Data.Args[0])))
+	if errors.Is(err, unix.EPERM) { // a non-dumpable caller, fence not root
+		if !notifValid(fd, n.ID) {
+			return 0, false
+		}
+		j.refuseCall("listen", "socket", "listen on a socket fence could not see", verdict{unix.EACCES, "network", err.Error()})
+		return unix.EACCES, true
+	}
 	if err != nil {
 		return errnoOf(err), notifValid(fd, n.ID)
 	}

@@ -32,7 +32,7 @@ func WeakerFor(plan *Plan, root bool) []string {
 	}
 	out = append(out, "no mount masks: fence judges every connect() to a unix socket: one network.allowUnixSockets does not list is refused (EACCES) if it is one of the host's sockets fence found at start, by any path or link to it, and otherwise unless a process of the sandbox listens on it, as is an abstract one; fence learns the listener by connecting, so a host server whose socket fence did not find at start sees a connection open and close with nothing sent (and a socket-activated service may start for it); unix datagram sockets cannot be created (EACCES: syslog(3) and sd_notify fail quietly)")
 	if !root {
-		out = append(out, "connect() judged by fence: a process that makes itself non-dumpable (ssh does, before it connects to an agent) cannot connect at all (EACCES), since fence cannot read its memory without root")
+		out = append(out, "connect() judged by fence: a process that makes itself non-dumpable (ssh does, before it connects to an agent) cannot connect at all (nor listen, with a filtered network: EACCES), since fence cannot read its memory without root")
 	}
 	if plan.Mounts.Devices == "host" {
 		out = append(out, "no private /dev: the host's, as the policy asks (devices \"host\"), with every terminal and the host's /dev/shm")

@@ -83,3 +83,40 @@ func TestLandlockOnlyLocalPorts(t *testing.T) {
 	r := w.withoutUserNS(t, "-c", "./netprobe direct "+open.Addr().String()+"; ./netprobe direct "+closed.Addr().String())
 	check(t, r, 0, `^connected\nerror: dial tcp `+closed.Addr().String()+`: connect: permission denied\n$`, `enforcing the policy with Landlock alone`)
 }
+
+// TestHostSocketsOffTheTable hides host sockets whose names in the
+// kernel's table no longer lead to them: one bound under a temporary
+// name and linked into place (ssh's ControlMaster), one whose directory
+// in the workspace was renamed after the bind; and one the user owns
+// without the write bit, which the command could chmod in its workspace.
+func TestHostSocketsOffTheTable(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": ["."]}}`)
+			must(t, os.MkdirAll(w.home+"/.ssh/cm", 0o755))
+			tmpName, master := w.home+"/.ssh/cm/ctl.tmp1234", w.home+"/.ssh/cm/ctl"
+			serve(t, "unix", tmpName, nil)
+			must(t, os.Link(tmpName, master))
+			must(t, os.Remove(tmpName))
+			must(t, os.Mkdir(w.ws+"/run", 0o755))
+			serve(t, "unix", w.ws+"/run/server.sock", nil)
+			must(t, os.Rename(w.ws+"/run", w.ws+"/moved"))
+			serve(t, "unix", w.ws+"/closed.sock", nil)
+			for _, p := range []string{master, w.ws + "/moved/server.sock", w.ws + "/closed.sock"} {
+				must(t, os.Lchown(p, u.uid, u.uid))
+				must(t, os.Chmod(p, 0o777))
+			}
+			must(t, os.Chmod(w.ws+"/closed.sock", 0o500))
+			r := w.fence(t, "", nil, "-c", fmt.Sprintf("./netprobe unix %s; ./netprobe unix moved/server.sock; chmod 700 closed.sock; ./netprobe unix closed.sock", master))
+			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			if len(lines) != 3 {
+				t.Fatalf("want three answers, got %q\n%s", r.stdout, r.stderr)
+			}
+			for i, name := range []string{"linked into place", "in a renamed directory", "chmod-ed"} {
+				if !strings.Contains(lines[i], "permission denied") && !strings.Contains(lines[i], "connection refused") {
+					t.Errorf("connect to the socket %s: %q, want it hidden", name, lines[i])
+				}
+			}
+		})
+	}
+}

@@ -269,11 +269,12 @@ func (b *rootBuilder) masks() error {
 			}
 			continue
 		}
-		if _, err := os.Lstat(target); err != nil && m.Socket {
-			// Gone since the plan, or on a way the init cannot search
-			// (a directory of a user the namespace does not map, mode
-			// 0700): the command, with less than the init, cannot reach
-			// it either.
+		if fi, err := os.Lstat(target); m.Socket && (err != nil || fi.Mode()&os.ModeSocket == 0) {
+			// Gone since the plan, no socket (a name in the kernel's
+			// table that the init can read and fence could not), or on
+			// a way the init cannot search (a directory of a user the
+			// namespace does not map, mode 0700): the command, with less
+			// than the init, cannot reach a socket there either.
 			continue
 		}
 		if _, err := os.Lstat(empty); err != nil {

@@ -186,6 +186,22 @@ func (d *Disk) firstMissing(p string) string {
 	}
 }
 
+// Sockets lists the unix sockets in the directories read so far.
+func (d *Disk) Sockets() []string {
+	if d == nil {
+		return nil
+	}
+	var out []string
+	for dir, l := range d.dirs {
+		for _, e := range l.entries {
+			if e.Type()&fs.ModeSocket != 0 {
+				out = append(out, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	return out
+}
+
 // AddLinkTrees adds trees in which a link may not lead outwards, beyond
 // those of the policy: the trees earlier runs could write.
 func (d *Disk) AddLinkTrees(trees []string) { d.extra = append(d.extra, trees...) }

@@ -237,6 +237,9 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 	}
 	b.m.prepare(slices.Concat(p.DenyRead, p.DenyWrite, p.Write, p.Read, p.Execute))
 	b.build()
+	if b.err != nil {
+		return nil, b.err
+	}
 	plan.Worktrees = worktreeWatches(o.Disk)
 	plan.Gitlinks = gitlinkWatches(o.Disk)
 	// Parents first: a created directory is moved aside whole, before
@@ -281,6 +284,7 @@ type builder struct {
 	pol     *policy.Policy
 	m       *matcher
 	environ []string
+	err     error      // what kept the plan from being complete
 	scope   *linkScope // see linkScope; computed when first needed
 	pins    []string   // more directories to pin, see watchLinks
 }
@@ -516,8 +520,13 @@ func (b *builder) hiddenSockets() []resolved {
 			allowed = append(allowed, policy.Rule{Pattern: real + strings.TrimPrefix(r.Pattern, base)})
 		}
 	}
+	socks, err := FindHostSockets(b.environ, b.m.disk.Sockets())
+	if err != nil {
+		b.err = err
+		return nil
+	}
 	var out []resolved
-	for _, sock := range HostSockets(b.environ) {
+	for _, sock := range socks {
 		if !allowedSocket(sock, allowed) {
 			out = append(out, resolved{path: sock, socket: true, why: "a host unix socket network.allowUnixSockets does not list"})
 		}

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"bufio"
+	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -41,15 +43,37 @@ var ProcNetUnix = "/proc/net/unix"
 // socketDepth bounds the walk below each of SocketRoots.
 const socketDepth = 4
 
-// HostSockets lists the pathname unix sockets of the host that this user
-// could connect to, each by its canonical path, sorted.
+// MaxHiddenSockets bounds the masks of host sockets, one mount each: a
+// host with more fails closed rather than start slowly or run out of
+// mounts.
+const MaxHiddenSockets = 4096
+
+// HostSockets lists the pathname unix sockets of the host that the
+// command could connect to, each by its canonical path, sorted; nil when
+// they cannot be found (FindHostSockets says why).
 func HostSockets(environ []string) []string {
-	var found []string
-	if f, err := os.Open(ProcNetUnix); err == nil {
-		found = boundSockets(f)
-		f.Close()
+	s, _ := FindHostSockets(environ, nil)
+	return s
+}
+
+// FindHostSockets lists the host's sockets (see HostSockets). Beside
+// each one the kernel's table names, the other sockets in its directory
+// are taken too: a server that binds a temporary name and links it into
+// place (ssh's ControlMaster) leaves only the dead name in the table.
+// A socket counts when this user may connect to it or owns it (the
+// command could chmod it), or when its directory cannot be searched
+// (the sandbox's init, which masks, judges those again). seen are more
+// sockets to judge: those met on the plan's walks of the writable trees,
+// where a socket bound in another network namespace, or one whose
+// directory was renamed since it was bound, is found by what it is.
+func FindHostSockets(environ, seen []string) ([]string, error) {
+	f, err := os.Open(ProcNetUnix)
+	if err != nil {
+		return nil, fmt.Errorf("list the host's unix sockets: %w", err)
 	}
-	found = append(found, walkSockets()...)
+	found := boundSockets(f)
+	f.Close()
+	found = append(append(found, walkSockets()...), seen...)
 	for _, kv := range environ {
 		if p, ok := strings.CutPrefix(kv, "SSH_AUTH_SOCK="); ok && filepath.IsAbs(p) {
 			found = append(found, p)
@@ -57,15 +81,18 @@ func HostSockets(environ []string) []string {
 	}
 	slices.Sort(found)
 	found = slices.Compact(found)
+	r := socketResolver{dirs: map[string]string{}, listed: map[string]bool{}, judged: map[string]bool{}}
 	var out []string
-	dirs := map[string]string{}
 	for _, p := range found {
-		if c, ok := reachableSocket(p, dirs); ok {
-			out = append(out, c)
+		if c, ok := r.canonical(p); ok {
+			out = append(append(out, r.judge(c)...), r.beside(filepath.Dir(c))...)
 		}
 	}
 	slices.Sort(out)
-	return slices.Compact(out)
+	if len(out) > MaxHiddenSockets {
+		return nil, fmt.Errorf("the host has %d unix sockets this user could reach (most in %s), more than the %d fence masks: list the directories the command may use in network.allowUnixSockets, or set network.allowAllUnixSockets", len(out), busiestDir(out), MaxHiddenSockets)
+	}
+	return out, nil
 }
 
 // boundSockets reads the absolute paths of /proc/net/unix. A line is
@@ -102,7 +129,7 @@ func socketPath(line string) (string, bool) {
 	if !strings.HasPrefix(rest, "/") {
 		return "", false
 	}
-	return filepath.Clean(rest), true
+	return rest, true
 }
 
 // walkSockets lists the sockets below SocketRoots.
@@ -130,27 +157,95 @@ func walkSockets() []string {
 	return found
 }
 
-// reachableSocket returns the canonical path of the socket at p when it
-// is one this user may connect to (connect needs write permission on
-// the socket file and search permission on the way to it). dirs caches
-// the canonical paths of directories ("" for one that cannot be
-// resolved).
-func reachableSocket(p string, dirs map[string]string) (string, bool) {
-	parent := filepath.Dir(p)
-	dir, seen := dirs[parent]
+// socketResolver finds the canonical paths of sockets, caching the
+// canonical path of each directory ("" for one that cannot be resolved)
+// and which directories it has listed.
+type socketResolver struct {
+	dirs   map[string]string
+	listed map[string]bool
+	judged map[string]bool
+}
+
+// judge returns c when the command could reach it, once per path.
+func (r *socketResolver) judge(c string) []string {
+	if r.judged[c] {
+		return nil
+	}
+	r.judged[c] = true
+	if r.mayReach(c) {
+		return []string{c}
+	}
+	return nil
+}
+
+// canonical resolves p as the kernel did when it bound it: the directory
+// physically (a "link/.." in it is the link's target's parent, which a
+// lexical clean would get wrong), and a last component that is a link
+// ($SSH_AUTH_SOCK often is) through the link.
+func (r *socketResolver) canonical(p string) (string, bool) {
+	i := strings.LastIndexByte(p, '/')
+	parent, base := p[:max(i, 1)], p[i+1:]
+	dir, seen := r.dirs[parent]
 	if !seen {
 		dir, _ = filepath.EvalSymlinks(parent)
-		dirs[parent] = dir
+		r.dirs[parent] = dir
 	}
-	if dir == "" {
+	if dir == "" || base == "" || base == "." || base == ".." {
 		return "", false
 	}
-	c := filepath.Join(dir, filepath.Base(p))
-	fi, err := os.Lstat(c)
-	if err != nil || fi.Mode()&fs.ModeSocket == 0 || !writableByCaller(c) {
-		return "", false
+	c := filepath.Join(dir, base)
+	if fi, err := os.Lstat(c); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if c, err = filepath.EvalSymlinks(c); err != nil {
+			return "", false
+		}
 	}
 	return c, true
+}
+
+// mayReach reports whether the command could connect to the socket at
+// the canonical path c, as far as this user can tell.
+func (r *socketResolver) mayReach(c string) bool {
+	fi, err := os.Lstat(c)
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		return true // a directory on the way is closed to this user, who may own it
+	case err != nil || fi.Mode()&fs.ModeSocket == 0:
+		return false
+	}
+	return writableByCaller(c) || ownedByCaller(fi)
+}
+
+// beside lists the other sockets in dir that the command could reach,
+// once per directory.
+func (r *socketResolver) beside(dir string) []string {
+	if r.listed[dir] {
+		return nil
+	}
+	r.listed[dir] = true
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Type()&fs.ModeSocket != 0 {
+			out = append(out, r.judge(filepath.Join(dir, e.Name()))...)
+		}
+	}
+	return out
+}
+
+// busiestDir is the directory that holds most of socks.
+func busiestDir(socks []string) string {
+	count := map[string]int{}
+	best := ""
+	for _, s := range socks {
+		d := filepath.Dir(s)
+		if count[d]++; count[d] > count[best] {
+			best = d
+		}
+	}
+	return best
 }
 
 // allowedSocket reports whether the policy lets the command connect to

@@ -17,10 +17,10 @@ func TestSocketPath(t *testing.T) {
 		{"0000000000000000: 00000002 00000000 00010000 0001 01  1657 /run/systemd/notify", "/run/systemd/notify"},
 		{"0000000000000000: 00000002 00000000 00010000 0001 01 4504942 /tmp/tmux-0/default", "/tmp/tmux-0/default"},
 		{"0000000000000000: 00000002 00000000 00010000 0001 01 12 /tmp/with space/s", "/tmp/with space/s"},
-		{"0000000000000000: 00000002 00000000 00010000 0001 01 12 /run//a/../b", "/run/b"},
-		{"0000000000000000: 00000002 00000000 00010000 0001 01 12 @/tmp/.X11-unix/X0", ""}, // abstract
-		{"0000000000000000: 00000002 00000000 00010000 0001 01 12 relative.sock", ""},      // bound by a relative path
-		{"0000000000000000: 00000003 00000000 00000000 0001 03  1657", ""},                 // unnamed
+		{"0000000000000000: 00000002 00000000 00010000 0001 01 12 /run/lnk/../b", "/run/lnk/../b"}, // resolved later, physically
+		{"0000000000000000: 00000002 00000000 00010000 0001 01 12 @/tmp/.X11-unix/X0", ""},         // abstract
+		{"0000000000000000: 00000002 00000000 00010000 0001 01 12 relative.sock", ""},              // bound by a relative path
+		{"0000000000000000: 00000003 00000000 00000000 0001 03  1657", ""},                         // unnamed
 		{"", ""},
 	} {
 		got, ok := socketPath(tt.line)
@@ -30,34 +30,64 @@ func TestSocketPath(t *testing.T) {
 	}
 }
 
-// TestHostSocketsFromTable gives HostSockets a table naming a real
-// socket, a regular file (a path with a newline in it could make a line
-// claim one), a socket by a symlinked directory, and a missing path: only
-// the sockets come back, by their canonical paths.
+// TestHostSocketsFromTable gives FindHostSockets a table naming: a real
+// socket by a symlinked directory; a regular file (a path with a newline
+// in it could make a line claim one); a missing path; a dead name whose
+// socket was linked into place beside it (ssh's ControlMaster); a path
+// through "link/.." (the kernel resolves it physically); a link to a
+// socket ($SSH_AUTH_SOCK); and one the user owns without the write bit
+// (the command could chmod it). Each socket comes back once, by its
+// canonical path.
 func TestHostSocketsFromTable(t *testing.T) {
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "real.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	listen := func(p string) string {
+		t.Helper()
+		l, err := net.Listen("unix", p)
+		must(t, err)
+		t.Cleanup(func() { l.Close() })
+		return p
 	}
-	defer l.Close()
+	for _, d := range []string{"a", "b/c", "d", "master"} {
+		must(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	real := listen(filepath.Join(dir, "a", "real.sock"))
+	must(t, os.Symlink(filepath.Join(dir, "a"), filepath.Join(dir, "link")))
 	must(t, os.WriteFile(filepath.Join(dir, "passwd"), nil, 0o644))
-	must(t, os.Symlink(dir, filepath.Join(dir, "link")))
+	tmpName := filepath.Join(dir, "master", "ctl.XXXX")
+	listen(tmpName)
+	master := filepath.Join(dir, "master", "ctl")
+	must(t, os.Link(tmpName, master))
+	must(t, os.Remove(tmpName))
+	physical := listen(filepath.Join(dir, "b", "phys.sock"))
+	must(t, os.Symlink(filepath.Join(dir, "b", "c"), filepath.Join(dir, "d", "up")))
+	agent := listen(filepath.Join(dir, "d", "agent.sock"))
+	must(t, os.Symlink(agent, filepath.Join(dir, "agent-link")))
+	closed := listen(filepath.Join(dir, "d", "closed.sock"))
+	must(t, os.Chmod(closed, 0o500))
+	row := func(p string) string { return "0000000000000000: 00000002 00000000 00010000 0001 01 1 " + p }
 	table := strings.Join([]string{
 		"Num       RefCount Protocol Flags    Type St Inode Path",
-		"0000000000000000: 00000002 00000000 00010000 0001 01 1 " + filepath.Join(dir, "link", "real.sock"),
-		"0000000000000000: 00000002 00000000 00010000 0001 01 2 " + filepath.Join(dir, "passwd"),
-		"0000000000000000: 00000002 00000000 00010000 0001 01 3 " + filepath.Join(dir, "missing.sock"),
+		row(filepath.Join(dir, "link", "real.sock")),
+		row(filepath.Join(dir, "passwd")),
+		row(filepath.Join(dir, "missing.sock")),
+		row(tmpName),
+		row(dir + "/d/up/../phys.sock"), // filepath.Join would clean it
 	}, "\n")
 	f := filepath.Join(t.TempDir(), "unix")
 	must(t, os.WriteFile(f, []byte(table), 0o644))
 	defer func(p string, roots []string) { ProcNetUnix, SocketRoots = p, roots }(ProcNetUnix, SocketRoots)
 	ProcNetUnix, SocketRoots = f, nil
-	real, err := filepath.EvalSymlinks(sock)
+	got, err := FindHostSockets([]string{"SSH_AUTH_SOCK=" + filepath.Join(dir, "agent-link")}, nil)
 	must(t, err)
-	if got := HostSockets(nil); !slices.Equal(got, []string{real}) {
-		t.Errorf("HostSockets = %q, want %q", got, real)
+	want := []string{real, physical, agent, closed, master}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("FindHostSockets =\n%q\nwant\n%q", got, want)
+	}
+	ProcNetUnix = filepath.Join(dir, "no-such-table")
+	if _, err := FindHostSockets(nil, nil); err == nil {
+		t.Error("FindHostSockets without the kernel's table: no error")
 	}
 }
 

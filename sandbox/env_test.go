@@ -116,6 +116,10 @@ var secretEnvNames = []string{
 	"GPG_PASSPHRASE", "BW_SESSION", "OP_SESSION_my", "OP_SERVICE_ACCOUNT_TOKEN",
 	// Any case
 	"github_token", "GitHub_Token", "aws_secret_access_key", "pgpassword", "database_url",
+	// Found getting through
+	"SSHPASS", "YARN_NPM_AUTH_IDENT", "ORG_GRADLE_PROJECT_signingInMemoryKey", "DATABASE_URL_UNPOOLED", "DATABASE_PUBLIC_URL",
+	"DIRECT_URL", "AZURE_CREDENTIALS", "GCP_CREDENTIALS", "KUBE_CONFIG_DATA", "KAFKA_SASL_JAAS_CONFIG", "ID_RSA",
+	"PRIVATE_KEY_PEM", "DB_PWD",
 }
 
 // everydayEnvNames are what shells, terminals, desktops, toolchains and

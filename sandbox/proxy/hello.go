@@ -10,6 +10,8 @@ import (
 const (
 	recordHeaderLen    = 5
 	recordTypeHello    = 0x16 // handshake
+	recordTypeFirst    = 20   // change_cipher_spec, the lowest TLS record type
+	recordTypeLast     = 24   // heartbeat, the highest
 	maxRecordLen       = 1 << 14
 	handshakeHeaderLen = 4
 	typeClientHello    = 1
@@ -48,7 +50,11 @@ type helloReader struct {
 // ClientHello is complete, or the stream is not TLS, or (as an error) is
 // TLS fence cannot read.
 func (h *helloReader) feed(p []byte) (helloState, error) {
-	if h.seen == 0 && len(p) > 0 && p[0] != recordTypeHello {
+	// Any TLS record type (change_cipher_spec 20 to heartbeat 24) begins
+	// TLS, and only a handshake record may come first: a server may skip
+	// a warning alert sent before the hello (Go's does), which would
+	// otherwise carry an uninspected hello behind it.
+	if h.seen == 0 && len(p) > 0 && (p[0] < recordTypeFirst || p[0] > recordTypeLast) {
 		return helloNone, nil
 	}
 	h.seen += len(p)

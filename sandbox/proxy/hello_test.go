@@ -107,7 +107,9 @@ func TestHelloReader(t *testing.T) {
 		{"a record header only", real[:3], helloMore, nil, false},
 		{"plain HTTP", []byte("GET / HTTP/1.1\r\n\r\n"), helloNone, nil, false},
 		{"ssh", []byte("SSH-2.0-OpenSSH_9.6\r\n"), helloNone, nil, false},
-		{"alert record first", []byte{0x15, 3, 3, 0, 2, 2, 40}, helloNone, nil, false},
+		{"alert record first", []byte{0x15, 3, 1, 0, 2, 1, 0x5a}, 0, nil, true}, // a Go server skips it and reads the hello behind
+		{"change_cipher_spec first", []byte{0x14, 3, 3, 0, 1, 1}, 0, nil, true},
+		{"byte past the TLS types", []byte{0x19, 3, 3, 0, 1, 1}, helloNone, nil, false},
 		{"not version 3", []byte{0x16, 4, 1, 0, 5, 1, 0, 0, 1, 0}, 0, nil, true},
 		{"empty record", []byte{0x16, 3, 1, 0, 0}, 0, nil, true},
 		{"record too long", []byte{0x16, 3, 1, 0x40, 1}, 0, nil, true},

@@ -328,3 +328,24 @@ func TestTunnelSNIPipelined(t *testing.T) {
 		t.Errorf("events %v, want the refusal of denied.test", e)
 	}
 }
+
+// TestTunnelSNIAfterAlert sends a TLS warning alert before a ClientHello
+// whose SNI the policy refuses: a Go server skips the alert and would
+// finish the handshake, so the tunnel must end before the hello passes.
+func TestTunnelSNIAfterAlert(t *testing.T) {
+	r := newRig(t)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { io.WriteString(w, "secret "+req.TLS.ServerName) }))
+	defer srv.Close()
+	_, tlsPort, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	c := openTunnel(t, r, net.JoinHostPort("allowed.test", tlsPort))
+	defer c.Close()
+	if _, err := c.Write([]byte{0x15, 3, 1, 0, 2, 1, 0x5a}); err != nil {
+		t.Fatal(err)
+	}
+	tc := tls.Client(c, &tls.Config{ServerName: "denied.test", InsecureSkipVerify: true})
+	if err := tc.Handshake(); err == nil {
+		fmt.Fprintf(tc, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		got, _ := io.ReadAll(tc)
+		t.Fatalf("a hello behind an alert reached the server: %q", got)
+	}
+}

@@ -85,6 +85,11 @@ func (s *Server) connect(ctx context.Context, proto, host, port string) (net.Con
 	if dialErr == nil {
 		dialErr = errors.New("no address")
 	}
+	if denied != nil {
+		// Say why the other addresses were not tried, and log it.
+		s.refuse(proto, net.JoinHostPort(host, port), *denied)
+		return nil, fmt.Errorf("%w; another address of %s was refused: %s", dialErr, d.Host, denied.Reason)
+	}
 	return nil, dialErr
 }
 

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -253,5 +254,32 @@ func TestSOCKSProxy(t *testing.T) {
 		} else if !strings.Contains(err.Error(), "connection not allowed by ruleset") {
 			t.Errorf("SOCKS5 %s: %v, want the ruleset reply", tt.host, err)
 		}
+	}
+}
+
+// TestDialErrorNamesRefusedAddress resolves an allowed name to a public
+// address that cannot be dialled and to the host's loopback, which the
+// policy refuses: the error says both, and the refusal is logged.
+func TestDialErrorNamesRefusedAddress(t *testing.T) {
+	var events []Event
+	s := &Server{
+		Policy: policy.Compile(policy.Config{Network: policy.Network{AllowedDomains: []string{"two.test"}}}, policy.Env{}),
+		Resolve: func(context.Context, string) ([]netip.Addr, error) {
+			return []netip.Addr{netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("127.0.0.1")}, nil
+		},
+		Dial: func(_ context.Context, _, addr string) (net.Conn, error) {
+			if addr != "93.184.216.34:443" {
+				t.Errorf("dialled %s", addr)
+			}
+			return nil, errors.New("unreachable") // nothing leaves the machine
+		},
+		Log: func(e Event) { events = append(events, e) },
+	}
+	_, err := s.connect(context.Background(), "CONNECT", "two.test", "443")
+	if err == nil || !strings.Contains(err.Error(), "unreachable; another address of two.test was refused: resolves to 127.0.0.1") {
+		t.Errorf("connect: %v", err)
+	}
+	if len(events) != 1 || events[0].Decision.Rule != "sandbox.loopbackAddress" {
+		t.Errorf("events %v, want the loopback refusal", events)
 	}
 }

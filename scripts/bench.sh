@@ -24,6 +24,9 @@ go test ./policy -run '^$' -bench . -benchmem
 echo "== command preflight of a 2 KB command line, fully parsed and screened (the target is 200 us)"
 go test ./sandbox -run '^$' -bench Preflight2KB -benchmem -count 5
 
+echo "== the environment of a run sanitized by the code template's 70 patterns"
+go test ./sandbox -run '^$' -bench SanitizeEnv -benchmem
+
 echo "== the host unix sockets found at start: this machine's /proc/net/unix and /run, and a table of 200 bound sockets (the target is 0.3 ms)"
 go test ./sandbox -run '^$' -bench HostSockets -benchmem
 

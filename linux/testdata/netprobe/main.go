@@ -6,6 +6,7 @@ package main
 
 import (
 	"bufio"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -35,7 +36,7 @@ func main() {
 		return
 	}
 	if len(os.Args) != 3 {
-		fmt.Println("usage: netprobe http|connect|socks|direct|serve|unix|raw TARGET, or exec NAME [ARGS...]")
+		fmt.Println("usage: netprobe http|connect|tls|socks|direct|serve|unix|raw TARGET, or exec NAME [ARGS...]")
 		os.Exit(2)
 	}
 	out, err := probe(os.Args[1], os.Args[2])
@@ -67,6 +68,30 @@ func probe(mode, target string) (string, error) {
 		fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
 		line, err := bufio.NewReader(conn).ReadString('\n')
 		return strings.TrimSpace(line), err
+	case "tls": // TARGET is HOST:PORT/SNI: a CONNECT tunnel, then TLS naming SNI
+		hostPort, sni, _ := strings.Cut(target, "/")
+		conn, err := net.Dial("tcp", httpProxy.Host)
+		if err != nil {
+			return "", err
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", hostPort, hostPort)
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return "", err
+		}
+		if resp.StatusCode != 200 {
+			return resp.Status, nil
+		}
+		tc := tls.Client(conn, &tls.Config{ServerName: sni, InsecureSkipVerify: true})
+		if err := tc.Handshake(); err != nil {
+			return "", err
+		}
+		fmt.Fprintf(tc, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", sni)
+		body, _ := io.ReadAll(tc)
+		_, body2, _ := strings.Cut(string(body), "\r\n\r\n")
+		return "tls " + strings.TrimSpace(body2), nil
 	case "socks":
 		socks, _ := url.Parse(os.Getenv("ALL_PROXY"))
 		d, err := proxy.SOCKS5("tcp", socks.Host, nil, proxy.Direct)

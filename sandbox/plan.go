@@ -525,11 +525,14 @@ func (b *builder) hiddenSockets() []resolved {
 		b.err = err
 		return nil
 	}
+	socks = slices.DeleteFunc(socks, func(s string) bool { return allowedSocket(s, allowed) })
+	if len(socks) > MaxHiddenSockets {
+		b.err = tooManySockets(socks)
+		return nil
+	}
 	var out []resolved
 	for _, sock := range socks {
-		if !allowedSocket(sock, allowed) {
-			out = append(out, resolved{path: sock, socket: true, why: "a host unix socket network.allowUnixSockets does not list"})
-		}
+		out = append(out, resolved{path: sock, socket: true, why: "a host unix socket network.allowUnixSockets does not list"})
 	}
 	return out
 }

@@ -19,19 +19,22 @@ import (
 // A pathname unix socket is reachable through a read-only mount
 // (connect is not a write to the file system), so the sandbox hides
 // every socket of the host that network.allowUnixSockets does not list.
-// fence finds them at start in three places:
+// fence finds them at start:
 //
-//   - /proc/net/unix, every socket bound in fence's network namespace,
+//   - in /proc/net/unix, every socket bound in fence's network namespace,
 //     wherever it lies (a tmux server's in /tmp, an editor's in $HOME,
 //     a database's under /var);
-//   - SocketRoots, for sockets bound in another network namespace and
-//     bind-mounted in (docker.sock in a CI container);
-//   - $SSH_AUTH_SOCK.
+//   - below SocketRoots, for sockets bound in another network namespace
+//     and bind-mounted in (docker.sock in a CI container);
+//   - $SSH_AUTH_SOCK, through its link;
+//   - beside each of those, in its directory;
+//   - on the plan's walks of the writable trees.
 //
-// A socket bound after the start, or bound by a relative path, or
-// reached through a hard link fence did not see, is not hidden: Landlock
-// ABI 9 (LANDLOCK_ACCESS_FS_RESOLVE_UNIX) refuses those where the kernel
-// has it.
+// A socket bound after the start, bound by a relative path or in another
+// namespace out of those places, or reached by a path fence did not see
+// (a hard link, a second mount of its directory), is not hidden:
+// Landlock ABI 9 (LANDLOCK_ACCESS_FS_RESOLVE_UNIX) refuses those where
+// the kernel has it.
 
 // SocketRoots are where fence also walks for the host's unix sockets.
 var SocketRoots = []string{"/run", "/var/run"}
@@ -46,7 +49,7 @@ const socketDepth = 4
 // MaxHiddenSockets bounds the masks of host sockets, one mount each: a
 // host with more fails closed rather than start slowly or run out of
 // mounts.
-const MaxHiddenSockets = 4096
+var MaxHiddenSockets = 4096
 
 // HostSockets lists the pathname unix sockets of the host that the
 // command could connect to, each by its canonical path, sorted; nil when
@@ -89,10 +92,13 @@ func FindHostSockets(environ, seen []string) ([]string, error) {
 		}
 	}
 	slices.Sort(out)
-	if len(out) > MaxHiddenSockets {
-		return nil, fmt.Errorf("the host has %d unix sockets this user could reach (most in %s), more than the %d fence masks: list the directories the command may use in network.allowUnixSockets, or set network.allowAllUnixSockets", len(out), busiestDir(out), MaxHiddenSockets)
-	}
 	return out, nil
+}
+
+// tooManySockets is the error for more hidden sockets than
+// MaxHiddenSockets.
+func tooManySockets(hidden []string) error {
+	return fmt.Errorf("the host has %d unix sockets the command could reach and the policy does not list (most in %s), more than the %d fence masks: list the directories whose sockets the command may connect to in network.allowUnixSockets, or set network.allowAllUnixSockets", len(hidden), busiestDir(hidden), MaxHiddenSockets)
 }
 
 // boundSockets reads the absolute paths of /proc/net/unix. A line is

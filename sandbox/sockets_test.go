@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fence-sandbox/fence/policy"
 )
 
 func TestSocketPath(t *testing.T) {
@@ -129,6 +131,36 @@ func BenchmarkHostSockets200(b *testing.B) {
 	for b.Loop() {
 		if n := len(HostSockets(nil)); n != 200 {
 			b.Fatalf("found %d sockets, want 200", n)
+		}
+	}
+}
+
+// TestTooManySockets fails the plan closed when more host sockets than
+// MaxHiddenSockets would need masks, and lets it through once the policy
+// lists their directory.
+func TestTooManySockets(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	for i := range 3 {
+		l, err := net.Listen("unix", filepath.Join(dir, strconv.Itoa(i)+".sock"))
+		must(t, err)
+		defer l.Close()
+	}
+	table := filepath.Join(t.TempDir(), "unix")
+	must(t, os.WriteFile(table, []byte("Num       RefCount Protocol Flags    Type St Inode Path\n0000000000000000: 00000002 00000000 00010000 0001 01 1 "+dir+"/0.sock\n"), 0o644))
+	defer func(p string, roots []string, max int) { ProcNetUnix, SocketRoots, MaxHiddenSockets = p, roots, max }(ProcNetUnix, SocketRoots, MaxHiddenSockets)
+	ProcNetUnix, SocketRoots, MaxHiddenSockets = table, nil, 2
+	for _, tt := range []struct {
+		listed []string
+		err    string
+	}{
+		{nil, "the host has 3 unix sockets the command could reach and the policy does not list (most in " + dir + "), more than the 2 fence masks"},
+		{[]string{dir}, ""},
+	} {
+		pol := policy.Compile(policy.Config{Network: policy.Network{AllowUnixSockets: tt.listed}}, policy.Env{Dir: "/", Home: "/nonexistent"})
+		_, err := NewPlan(pol, Options{Argv: []string{"true"}})
+		if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("allowUnixSockets %q: NewPlan error %v, want %q", tt.listed, err, tt.err)
 		}
 	}
 }

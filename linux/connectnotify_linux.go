@@ -196,18 +196,14 @@ func (j *connectJudge) connect(fd uintptr, n *seccompNotif) (errno unix.Errno, v
 		j.refuse(d.String(), v)
 		return v.Errno, -1, true
 	}
-	var peer listener
 	if d.Abstract {
-		_, _, errno = unix.Syscall(unix.SYS_CONNECT, uintptr(c.sock), uintptr(unsafe.Pointer(&c.raw[0])), uintptr(len(c.raw)))
-		peer = listener{d.String(), d.String()}
-	} else {
-		errno, peer = j.dialConfined(c)
-	}
-	if errno == 0 && peer.name != "" {
-		if v := j.checkPeer(c.sock, peer); v.Errno != 0 {
+		if v := j.unlisted(listener{d.String(), d.String()}); v.Errno != 0 {
 			j.refuse(d.String(), v)
 			return v.Errno, -1, true
 		}
+		_, _, errno = unix.Syscall(unix.SYS_CONNECT, uintptr(c.sock), uintptr(unsafe.Pointer(&c.raw[0])), uintptr(len(c.raw)))
+	} else {
+		errno = j.dialConfined(c)
 	}
 	if errno != 0 {
 		return errno, -1, true
@@ -216,23 +212,17 @@ func (j *connectJudge) connect(fd uintptr, n *seccompNotif) (errno unix.Errno, v
 }
 
 // dialConfined runs dial on a confined thread and returns its result.
-func (j *connectJudge) dialConfined(c *call) (errno unix.Errno, peer listener) {
-	type dialed struct {
-		errno unix.Errno
-		peer  listener
-	}
-	done := make(chan dialed, 1)
+func (j *connectJudge) dialConfined(c *call) unix.Errno {
+	done := make(chan unix.Errno, 1)
 	j.run(func(confined error) {
 		if confined != nil {
 			j.refuse(c.dest.String(), verdict{unix.EACCES, "network", confined.Error()})
-			done <- dialed{errno: unix.EACCES}
+			done <- unix.EACCES
 			return
 		}
-		e, p := j.dial(c)
-		done <- dialed{e, p}
+		done <- j.dial(c)
 	})
-	r := <-done
-	return r.errno, r.peer
+	return <-done
 }
 
 // listener is a unix socket connected to that the policy does not list:
@@ -243,36 +233,28 @@ type listener struct{ name, key string }
 // listenKey identifies a socket's file, or names an abstract one.
 func listenKey(k fileKey) string { return fmt.Sprintf("%d:%d", k.Dev, k.Ino) }
 
-// checkPeer lets a connection to the unix socket l stand only if a
-// process of the sandbox listens on it; otherwise it shuts the
-// connection down, before the command can send anything on it. A socket
-// fence itself put to listen for the sandbox (handleListen) has fence's
-// credentials: it is the sandbox's if fence recorded it so.
-func (j *connectJudge) checkPeer(sock int, l listener) verdict {
-	p := l.name
-	cred, err := unix.GetsockoptUcred(sock, unix.SOL_SOCKET, unix.SO_PEERCRED)
-	if err == nil && j.rules.inSandbox(int(cred.Pid)) {
+// unlisted judges a connection to the unix socket l, which the policy
+// does not list: it stands only if fence put the socket to listen for
+// the sandbox (handleListen), and is refused before any connection is
+// made otherwise. Every listen() of the sandbox goes through fence, so
+// what fence did not record is not the sandbox's: the host's sockets,
+// those bound since the start among them, are never connected to at
+// all (no byte reaches them, none comes back, and no pid that a
+// process could take over stands for the sandbox).
+func (j *connectJudge) unlisted(l listener) verdict {
+	if j.listenedFor(l.key) {
 		return verdict{}
 	}
-	if err == nil && int(cred.Pid) == j.rules.Supervisor && j.listenedFor(l.key) {
-		return verdict{}
+	if strings.HasPrefix(l.name, "@") {
+		return verdict{unix.EACCES, "network", "the abstract unix socket, which no process of the sandbox listens on"}
 	}
-	unix.Shutdown(sock, unix.SHUT_RDWR)
-	who := "a process outside the sandbox"
-	if err == nil && cred.Pid > 0 {
-		who += fmt.Sprintf(" (pid %d)", cred.Pid)
-	}
-	if strings.HasPrefix(p, "@") {
-		return verdict{unix.EACCES, "network", fmt.Sprintf("the abstract unix socket, which %s listens on", who)}
-	}
-	return verdict{unix.EACCES, "network.allowUnixSockets", fmt.Sprintf("the unix socket %q, which %s listens on and network.allowUnixSockets does not list", p, who)}
+	return verdict{unix.EACCES, "network.allowUnixSockets", fmt.Sprintf("the unix socket %q, which no process of the sandbox listens on and network.allowUnixSockets does not list", l.name)}
 }
 
 // dial makes c's connection, on a confined thread. A unix path is
 // opened first (relative to the caller's working directory, unless
-// openSelf has) and judged by the file it is; peer is the socket when
-// the policy does not list it, for checkPeer.
-func (j *connectJudge) dial(c *call) (errno unix.Errno, peer listener) {
+// openSelf has) and judged by the file it is, before any connection.
+func (j *connectJudge) dial(c *call) unix.Errno {
 	d, raw := c.dest, c.raw
 	if d.Family == unix.AF_UNIX && !d.Abstract {
 		f := c.target
@@ -283,24 +265,27 @@ func (j *connectJudge) dial(c *call) (errno unix.Errno, peer listener) {
 			}
 			var err error
 			if f, err = unix.Openat(dir, d.Path, unix.O_PATH|unix.O_CLOEXEC, 0); err != nil {
-				return errnoOf(err), listener{}
+				return errnoOf(err)
 			}
 			defer unix.Close(f)
 		}
 		var st unix.Stat_t
 		if err := unix.Fstat(f, &st); err != nil {
-			return errnoOf(err), listener{}
+			return errnoOf(err)
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
-			return unix.ECONNREFUSED, listener{} // as connect() says of a file that is not a socket
+			return unix.ECONNREFUSED // as connect() says of a file that is not a socket
 		}
 		if v := j.rules.judgeSocket(keyOf(&st)); v.Errno != 0 {
 			j.refuse(d.String(), v)
-			return v.Errno, listener{}
+			return v.Errno
 		}
 		fdPath := "/proc/self/fd/" + strconv.Itoa(f)
 		if real, err := os.Readlink(fdPath); err != nil || !j.rules.listed(real) {
-			peer = listener{cmp.Or(real, d.Path), listenKey(keyOf(&st))}
+			if v := j.unlisted(listener{cmp.Or(real, d.Path), listenKey(keyOf(&st))}); v.Errno != 0 {
+				j.refuse(d.String(), v)
+				return v.Errno
+			}
 		}
 		raw = make([]byte, 2, unix.SizeofSockaddrUnix)
 		binary.NativeEndian.PutUint16(raw, unix.AF_UNIX)
@@ -308,7 +293,7 @@ func (j *connectJudge) dial(c *call) (errno unix.Errno, peer listener) {
 	}
 	_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(c.sock), uintptr(unsafe.Pointer(&raw[0])), uintptr(len(raw)))
 	runtime.KeepAlive(raw)
-	return e, peer
+	return e
 }
 
 // run runs job on a confined thread: an idle one, or a new one while

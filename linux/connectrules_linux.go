@@ -182,7 +182,7 @@ func (r *connectRules) judge(d dest) verdict {
 		}
 		return verdict{unix.EACCES, "network.allowedDomains", "only fence's proxies on 127.0.0.1, and the ports of network.allowLocalOutboundPorts on 127.0.0.1 and ::1, are reachable (network.allowedDomains decides names)"}
 	case unix.AF_UNIX:
-		return verdict{} // judged by the socket (judgeSocket, checkPeer)
+		return verdict{} // judged by the socket (judgeSocket, unlisted)
 	}
 	return verdict{unix.EACCES, "network", "the sandbox may connect only to inet and unix addresses"}
 }

@@ -160,7 +160,7 @@ func restrict(w *wire) (execNotify *os.File, err error) {
 	}
 	if plan.ExecArgv || !w.Namespaces {
 		// Without namespaces the supervisor judges connect() too.
-		return installNotify(notified{exec: plan.ExecArgv, connect: !w.Namespaces, listen: !w.Namespaces && plan.Network == "none"})
+		return installNotify(notified{exec: plan.ExecArgv, connect: !w.Namespaces, listen: !w.Namespaces})
 	}
 	return nil, nil
 }

@@ -196,7 +196,7 @@ func TestLandlockOnlyConnect(t *testing.T) {
 				fmt.Sprintf("fence: refused connect to %q: %s", host, hostRule),
 				fmt.Sprintf("fence: refused connect to %q: %s", "link.sock", hostRule),
 				fmt.Sprintf("fence: refused connect to %q: %s", "host.sock", hostRule),
-				fmt.Sprintf("fence: refused connect to %s: the abstract unix socket, which a process outside the sandbox (pid %d) listens on", abstract, os.Getpid()),
+				fmt.Sprintf("fence: refused connect to %s: the abstract unix socket, which no process of the sandbox listens on", abstract),
 				"fence: refused listen on TCP: without a network namespace, a socket would listen on the host's addresses, which the network policy does not allow",
 			} {
 				if port == "" || !strings.Contains(r.stderr, line+"\n") {
@@ -259,16 +259,14 @@ func TestLandlockOnlyConnect(t *testing.T) {
 				"touch", "work/ready", "waitfor", late, "unix", late)
 			checkProbe(t, "bound after the start", r, map[string]string{"serve work/own.sock": "ok", "unix work/own.sock": "ok", "unix " + late: eacces,
 				"selfpath work/own.sock": "ok", "selfpath " + host: eacces})
-			if line := fmt.Sprintf("fence: refused connect to %q: the unix socket %q, which a process outside the sandbox (pid %d) listens on and network.allowUnixSockets does not list\n", late, late, os.Getpid()); !strings.Contains(r.stderr, line) {
+			if line := fmt.Sprintf("fence: refused connect to %q: the unix socket %q, which no process of the sandbox listens on and network.allowUnixSockets does not list\n", late, late); !strings.Contains(r.stderr, line) {
 				t.Errorf("stderr lacks %q:\n%s", line, r.stderr)
 			}
+			// Refused before any connection: the host's server sees none.
 			select {
 			case n := <-lateData:
-				if n != 0 {
-					t.Errorf("the host's late socket read %d bytes from the sandbox (or failed: -1)", n)
-				}
-			case <-time.After(5 * time.Second):
-				t.Errorf("the host's late socket saw no connection")
+				t.Errorf("the host's late socket saw a connection (read %d bytes, -1 for an error)", n)
+			case <-time.After(300 * time.Millisecond):
 			}
 
 			// fence reads the address from the caller's memory: a

@@ -48,11 +48,15 @@ var sendCalls = []struct{ nr, flags uint32 }{
 // proxies to reach). The accumulator holds the syscall number on entry
 // and on every way through.
 func netRules(filtered, unixOnly bool) []bpf.Instruction {
-	// noDgram returns for a unix socket type in the accumulator's word.
+	// noDgram returns for a unix socket of the type in arg1: stream and
+	// seqpacket sockets only. A datagram carries its own address past
+	// connect(), and the kernel makes SOCK_RAW (and any type it may add)
+	// a datagram socket too.
 	noDgram := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: offArg1, Size: 4},
 		bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockType},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_DGRAM, SkipFalse: 1},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_STREAM, SkipTrue: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_SEQPACKET, SkipTrue: 1},
 		bpf.RetConstant{Val: retEACCES},
 		bpf.RetConstant{Val: retAllow},
 	}

@@ -30,6 +30,9 @@ func TestSeccompNetRules(t *testing.T) {
 		unixDgram    = call{"socket unix dgram", unix.SYS_SOCKET, [4]uint32{unix.AF_UNIX, unix.SOCK_DGRAM | unix.SOCK_NONBLOCK}}
 		pairStream   = call{"socketpair unix stream", unix.SYS_SOCKETPAIR, [4]uint32{unix.AF_UNIX, unix.SOCK_STREAM}}
 		pairDgram    = call{"socketpair unix dgram", unix.SYS_SOCKETPAIR, [4]uint32{unix.AF_UNIX, unix.SOCK_DGRAM | unix.SOCK_CLOEXEC}}
+		unixRaw      = call{"socket unix raw (a datagram socket to the kernel)", unix.SYS_SOCKET, [4]uint32{unix.AF_UNIX, unix.SOCK_RAW}}
+		pairRaw      = call{"socketpair unix raw", unix.SYS_SOCKETPAIR, [4]uint32{unix.AF_UNIX, unix.SOCK_RAW | unix.SOCK_NONBLOCK}}
+		pairSeq      = call{"socketpair unix seqpacket", unix.SYS_SOCKETPAIR, [4]uint32{unix.AF_UNIX, unix.SOCK_SEQPACKET}}
 		tcp4         = call{"socket inet tcp", unix.SYS_SOCKET, [4]uint32{unix.AF_INET, unix.SOCK_STREAM | unix.SOCK_NONBLOCK, 0}}
 		tcp6         = call{"socket inet6 IPPROTO_TCP", unix.SYS_SOCKET, [4]uint32{unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_TCP}}
 		mptcp        = call{"socket inet mptcp", unix.SYS_SOCKET, [4]uint32{unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP}}
@@ -53,9 +56,9 @@ func TestSeccompNetRules(t *testing.T) {
 		mqOpen       = call{"mq_open", unix.SYS_MQ_OPEN, [4]uint32{}}
 		connect      = call{"connect", unix.SYS_CONNECT, [4]uint32{3}}
 	)
-	all := []call{unixStream, unixSeq, unixDgram, pairStream, pairDgram, tcp4, tcp6, mptcp, sctp, udp4, udp6, icmp, raw, seq6, packet, vsock,
+	all := []call{unixStream, unixSeq, unixDgram, pairStream, pairDgram, unixRaw, pairRaw, pairSeq, tcp4, tcp6, mptcp, sctp, udp4, udp6, icmp, raw, seq6, packet, vsock,
 		nlRoute, nlOther, sendto, sendtoTFO, sendmsgTFO, sendmmsgTFO, sendmsgPlain, shmget, semop, mqOpen, connect}
-	always := map[string]uint32{unixDgram.name: eacces, pairDgram.name: eacces, shmget.name: eperm, semop.name: eperm, mqOpen.name: eperm}
+	always := map[string]uint32{unixDgram.name: eacces, pairDgram.name: eacces, unixRaw.name: eacces, pairRaw.name: eacces, shmget.name: eperm, semop.name: eperm, mqOpen.name: eperm}
 	with := func(m map[string]uint32) map[string]uint32 {
 		for k, v := range always {
 			m[k] = v

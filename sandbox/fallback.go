@@ -30,7 +30,7 @@ func WeakerFor(plan *Plan, root bool) []string {
 	} else {
 		out = append(out, "no network namespace: the host's network, as the policy asks")
 	}
-	out = append(out, "no mount masks: fence judges every connect() to a unix socket: one network.allowUnixSockets does not list is refused (EACCES) if it is one of the host's sockets fence found at start, by any path or link to it, and otherwise unless a process of the sandbox listens on it, as is an abstract one; fence learns the listener by connecting, so a host server whose socket fence did not find at start sees a connection open and close with nothing sent (and a socket-activated service may start for it); unix datagram sockets cannot be created (EACCES: syslog(3) and sd_notify fail quietly)")
+	out = append(out, "no mount masks: fence judges every connect() to a unix socket: one network.allowUnixSockets does not list is refused (EACCES) if it is one of the host's sockets fence found at start, by any path or link to it, and otherwise unless fence put it to listen for the sandbox (every listen() of the sandbox goes through fence), as is an abstract one: a host socket bound since the start is refused before any connection is made; unix datagram and raw sockets cannot be created, by socket or socketpair (EACCES: syslog(3) and sd_notify fail quietly)")
 	if !root {
 		out = append(out, "connect() judged by fence: a process that makes itself non-dumpable (ssh does, before it connects to an agent) cannot connect at all (nor listen, with a filtered network: EACCES), since fence cannot read its memory without root")
 	}
@@ -82,14 +82,23 @@ func LandlockOnly(plan *Plan, tmpDir string, terminals, hostSockets []string) *P
 			deniedWrite = append(deniedWrite, b.Path)
 		}
 	}
+	// The host's /dev holds every terminal and /dev/shm: no rule for the
+	// rest of the file system (reads open on "/", say) reaches into it,
+	// and only landlockDevices are granted there.
+	outOfDev := func(denied []string) []string {
+		if plan.Mounts.Devices == "host" {
+			return denied
+		}
+		return append(slices.Clip(denied), "/dev")
+	}
 	var rules []LandlockRule
 	for _, r := range plan.Landlock.Rules {
-		denied := deniedRead
+		denied := outOfDev(deniedRead)
 		switch {
 		case r.Path == "/dev" || r.Path == "/tmp" && r.Why == "the private /tmp":
 			continue
 		case r.Access == "write":
-			denied = deniedWrite
+			denied = outOfDev(deniedWrite)
 		}
 		for _, g := range carve(r.Path, denied) {
 			rules = append(rules, LandlockRule{Path: g, Access: r.Access, Why: r.Why})

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -76,5 +77,26 @@ func BenchmarkLandlockOnlyHostSockets(b *testing.B) {
 	environ := os.Environ()
 	for b.Loop() {
 		HostSockets(environ)
+	}
+}
+
+// TestLandlockOnlyKeepsOutOfDev: with reads open on "/", no rule of the
+// Landlock-only plan reaches into /dev but the devices it grants, so the
+// host's other terminals and /dev/shm stay out of reach; devices "host"
+// keeps all of /dev.
+func TestLandlockOnlyKeepsOutOfDev(t *testing.T) {
+	for _, devices := range []string{"minimal", "host"} {
+		plan := &Plan{
+			Mounts:   Mounts{Devices: devices},
+			Landlock: Landlock{Rules: []LandlockRule{{Path: "/", Access: "read", Why: "reads are open"}, {Path: "/dev", Access: "dev", Why: "the sandbox's /dev"}}},
+		}
+		ll := LandlockOnly(plan, "/tmp/fence-tmp-x", []string{"/dev/pts/3"}, nil)
+		for _, p := range []string{"/dev/pts/7", "/dev/shm/x", "/dev/vcs1", "/dev/null", "/dev/pts/3", "/etc/passwd"} {
+			reached := slices.ContainsFunc(ll.Landlock.Rules, func(r LandlockRule) bool { return p == r.Path || under(p, r.Path) })
+			want := devices == "host" || !strings.HasPrefix(p, "/dev/") || p == "/dev/null" || p == "/dev/pts/3"
+			if reached != want {
+				t.Errorf("devices %s: a rule reaches %s: %v, want %v\n%v", devices, p, reached, want, ll.Landlock.Rules)
+			}
+		}
 	}
 }

@@ -1,11 +1,9 @@
 package linux
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -32,9 +30,6 @@ type connectRules struct {
 	// Listed are the paths below which the policy lets the command
 	// connect to any unix socket (its "unix" Landlock rules).
 	Listed []string
-	// Init is the sandbox's init, whose descendants are the sandbox's
-	// processes; Supervisor is fence's own process.
-	Init, Supervisor int
 }
 
 // unixRules are the paths of plan's "unix" Landlock rules, each also by
@@ -58,32 +53,6 @@ func (r *connectRules) listed(p string) bool {
 	return slices.ContainsFunc(r.Listed, func(l string) bool {
 		return p == l || l == "/" || strings.HasPrefix(p, l+"/")
 	})
-}
-
-// inSandbox reports whether process pid descends from the sandbox's
-// init. A process of another pid namespace is pid 0 here.
-func (r *connectRules) inSandbox(pid int) bool {
-	for range 128 {
-		switch {
-		case pid == r.Init:
-			return true
-		case pid <= 1 || pid == r.Supervisor:
-			return false
-		}
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		i := bytes.LastIndexByte(b, ')')
-		if err != nil || i < 0 {
-			return false
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 2 {
-			return false
-		}
-		if pid, err = strconv.Atoi(f[1]); err != nil {
-			return false
-		}
-	}
-	return false
 }
 
 // fileKey identifies a file whatever the path to it.

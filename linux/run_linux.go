@@ -178,7 +178,7 @@ func serve(cmd *exec.Cmd, w *wire, planW, statR *os.File, ready chan struct{}, f
 		var conn *connectJudge
 		if !w.Namespaces {
 			rules := landlockOnlyRules(w.Plan)
-			rules.Listed, rules.Init, rules.Supervisor = unixRules(w.Plan), cmd.Process.Pid, os.Getpid()
+			rules.Listed = unixRules(w.Plan)
 			conn = newConnectJudge(rules, w.Plan, stderr)
 		}
 		go serveNotify(files[len(files)-1], w.Plan, conn, stderr)

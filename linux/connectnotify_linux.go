@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -356,16 +357,23 @@ func (j *connectJudge) refuse(target string, v verdict) {
 
 // refuseCall records a refused call (proto) of target and says once
 // per what why fence refused it.
+// Every refusal is recorded; the line on stderr comes once per what, for
+// the first maxTold of them (a port scan would fill the map otherwise).
 func (j *connectJudge) refuseCall(proto, target, what string, v verdict) {
+	j.recorder.Network(proto, target, policy.NetDecision{Host: target, Rule: v.Rule, Reason: v.Why})
 	j.mu.Lock()
-	first := !j.told[what]
-	j.told[what] = true
+	first := !j.told[what] && len(j.told) < maxTold
+	if first {
+		j.told[what] = true
+	}
 	j.mu.Unlock()
 	if first {
-		j.recorder.Network(proto, target, policy.NetDecision{Host: target, Rule: v.Rule, Reason: v.Why})
 		fmt.Fprintf(j.stderr, "fence: refused %s: %s\n", what, v.Why)
 	}
 }
+
+// maxTold bounds the refusals fence names on stderr.
+const maxTold = 256
 
 // readMemory reads len(buf) bytes at addr of process pid.
 func readMemory(pid int, addr uint64, buf []byte) error {
@@ -384,13 +392,24 @@ func readMemory(pid int, addr uint64, buf []byte) error {
 	return nil
 }
 
+// noThreadPidfd is set once pidfd_open has refused PIDFD_THREAD (before
+// Linux 6.9), so that later calls do not try it again.
+var noThreadPidfd atomic.Bool
+
 // pidGetFD duplicates descriptor fd of thread tid into this process.
 func pidGetFD(tid, fd int) (int, error) {
-	pidfd, err := unix.PidfdOpen(tid, unix.PIDFD_THREAD)
-	if errors.Is(err, unix.EINVAL) { // before Linux 6.9: the thread group's leader
-		var tgid int
-		if tgid, err = threadGroup(tid); err == nil {
-			pidfd, err = unix.PidfdOpen(tgid, 0)
+	pidfd, err := -1, error(unix.EINVAL)
+	if !noThreadPidfd.Load() {
+		if pidfd, err = unix.PidfdOpen(tid, unix.PIDFD_THREAD); errors.Is(err, unix.EINVAL) {
+			noThreadPidfd.Store(true)
+		}
+	}
+	if errors.Is(err, unix.EINVAL) { // the thread group's leader, or its leader's
+		if pidfd, err = unix.PidfdOpen(tid, 0); errors.Is(err, unix.EINVAL) {
+			var tgid int
+			if tgid, err = threadGroup(tid); err == nil {
+				pidfd, err = unix.PidfdOpen(tgid, 0)
+			}
 		}
 	}
 	if err != nil {

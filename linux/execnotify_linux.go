@@ -46,15 +46,6 @@ type seccompNotifResp struct {
 	Flags uint32
 }
 
-// installExecNotify installs the filter and returns the listener fd.
-func installExecNotify() (*os.File, error) { return installNotify(notified{exec: true}) }
-
-// judgeExecs answers the sandbox's exec notifications until the sandbox
-// is gone, refusing what the plan's rules deny.
-func judgeExecs(notify *os.File, plan *sandbox.Plan, stderr io.Writer) {
-	serveNotify(notify, plan, nil, stderr)
-}
-
 // judgeExec answers one exec notification. Refusals are reported on
 // stderr, since the program only sees EPERM.
 func judgeExec(fd uintptr, n *seccompNotif, plan *sandbox.Plan, stderr io.Writer) {

@@ -52,6 +52,11 @@ func (j *connectJudge) listen(fd uintptr, n *seccompNotif) (errno unix.Errno, ok
 			"without a network namespace, a socket would listen on the host's addresses, which the network policy does not allow"})
 		return unix.EACCES, true
 	}
+	if j.rules.Filtered && boundAbstract(sock) {
+		j.refuseCall("listen", "unix", "listen on an abstract unix socket", verdict{unix.EACCES, "network.allowLocalBinding",
+			"without a network namespace, the abstract names are the host's: a host client dialling the name (X11's @/tmp/.X11-unix/X0, say) would reach the sandbox"})
+		return unix.EACCES, true
+	}
 	if err := unix.Listen(sock, int(int32(n.Data.Args[1]))); err != nil {
 		return errnoOf(err), true
 	}
@@ -90,4 +95,13 @@ func (j *connectJudge) listenedFor(key string) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.listening[key]
+}
+
+// boundAbstract reports whether sock is bound to a name in the abstract
+// namespace. An unbound socket that listens gets a random one
+// (autobind), which no host client knows to dial.
+func boundAbstract(sock int) bool {
+	sa, err := unix.Getsockname(sock)
+	u, ok := sa.(*unix.SockaddrUnix)
+	return err == nil && ok && strings.HasPrefix(u.Name, "@")
 }

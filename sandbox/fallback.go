@@ -26,7 +26,7 @@ func WeakerFor(plan *Plan, root bool) []string {
 		"no ipc namespace: System V IPC and POSIX message queues are the host's, so their calls fail with EPERM",
 	}
 	if plan.Network == "none" {
-		out = append(out, "no network namespace: fence judges every connect(), and TCP reaches only its proxies on 127.0.0.1 and the ports of allowLocalOutboundPorts on 127.0.0.1 and ::1 (anything else fails with EACCES, and fence names it); UDP, ICMP, raw, SCTP and MPTCP sockets, every family but unix and netlink route, and TCP Fast Open fail with EACCES (names resolve through the proxies only); nothing may listen on TCP (bind and listen fail with EACCES)")
+		out = append(out, "no network namespace: fence judges every connect(), and TCP reaches only its proxies on 127.0.0.1 and the ports of allowLocalOutboundPorts on 127.0.0.1 and ::1 (anything else fails with EACCES, and fence names it); UDP, ICMP, raw, SCTP and MPTCP sockets, every family but unix and netlink route, and TCP Fast Open fail with EACCES (names resolve through the proxies only); nothing may listen on TCP, nor on an abstract unix name, which is the host's (bind and listen fail with EACCES; a unix socket with no name gets a random one)")
 	} else {
 		out = append(out, "no network namespace: the host's network, as the policy asks")
 	}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -71,6 +72,9 @@ func HostSockets(environ []string) []string {
 // directory was renamed since it was bound, is found by what it is.
 func FindHostSockets(environ, seen []string) ([]string, error) {
 	f, err := os.Open(ProcNetUnix)
+	if err != nil && runtime.GOOS != "linux" {
+		return nil, nil // no mounts to mask with: the backend keeps sockets out its own way
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list the host's unix sockets: %w", err)
 	}

@@ -86,8 +86,7 @@ func (s *Server) connect(ctx context.Context, proto, host, port string) (net.Con
 		dialErr = errors.New("no address")
 	}
 	if denied != nil {
-		// Say why the other addresses were not tried, and log it.
-		s.refuse(proto, net.JoinHostPort(host, port), *denied)
+		// An allowed address failed: say why the others were not tried.
 		return nil, fmt.Errorf("%w; another address of %s was refused: %s", dialErr, d.Host, denied.Reason)
 	}
 	return nil, dialErr

@@ -259,7 +259,8 @@ func TestSOCKSProxy(t *testing.T) {
 
 // TestDialErrorNamesRefusedAddress resolves an allowed name to a public
 // address that cannot be dialled and to the host's loopback, which the
-// policy refuses: the error says both, and the refusal is logged.
+// policy refuses: the error says both, and no refusal is logged (the
+// connection was allowed, and failed).
 func TestDialErrorNamesRefusedAddress(t *testing.T) {
 	var events []Event
 	s := &Server{
@@ -279,7 +280,7 @@ func TestDialErrorNamesRefusedAddress(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "unreachable; another address of two.test was refused: resolves to 127.0.0.1") {
 		t.Errorf("connect: %v", err)
 	}
-	if len(events) != 1 || events[0].Decision.Rule != "sandbox.loopbackAddress" {
-		t.Errorf("events %v, want the loopback refusal", events)
+	if len(events) != 0 {
+		t.Errorf("events %v: the policy allowed the connection, which failed", events)
 	}
 }

@@ -79,7 +79,11 @@ func tmpfsFinding() Finding {
 // socketsFinding says how the host's unix sockets are kept from the
 // command on this kernel.
 func socketsFinding(abi int) Finding {
-	n := len(sandbox.HostSockets(os.Environ()))
+	socks, err := sandbox.FindHostSockets(os.Environ(), nil)
+	if err != nil {
+		return Finding{Name: "unix sockets", OK: false, Detail: err.Error() + ": fence refuses to plan a run"}
+	}
+	n := len(socks)
 	if abi >= 9 {
 		return Finding{Name: "unix sockets", OK: true, Detail: fmt.Sprintf("Landlock refuses connecting to every pathname socket the policy does not list and the sandbox did not make; the %d host sockets this user could reach now are masked as well", n)}
 	}

@@ -63,7 +63,7 @@ func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, stderr io.W
 		return 0, fmt.Errorf("create private TMPDIR: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	ll := sandbox.LandlockOnly(plan, tmp, ownTerminals(), sandbox.HostSockets(os.Environ()))
+	ll := sandbox.LandlockOnly(plan, tmp, ownTerminals(), plan.HostSockets)
 	if err := checkLandlock(KernelLandlockABI(), ll.Landlock.MinABI, ll.Landlock.Reasons, plan.Degraded, stderr); err != nil {
 		return 0, fmt.Errorf("%v, and %w", why, err)
 	}

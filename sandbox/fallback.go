@@ -56,7 +56,7 @@ const WeakerRoot = "as root: chmod and chown fail with \"Operation not permitted
 // private directory the command may write, in place of a private /tmp;
 // terminals are the terminal devices fence's standard streams are, the
 // only ones of /dev/pts the command may use. hostSockets are the host's
-// sockets (HostSockets): those the plan's "unix" rules do not grant
+// sockets (Plan.HostSockets): those the plan's "unix" rules do not grant
 // become the new plan's only masks, for the supervisor, which judges
 // connect(). Landlock before ABI 9 cannot refuse them, the host's /tmp
 // (where the namespace sandbox's private one hides them) is the command's,

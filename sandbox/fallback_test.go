@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -67,16 +66,6 @@ func TestLandlockOnlySockets(t *testing.T) {
 	}
 	if !slices.ContainsFunc(ll.Landlock.Rules, func(r LandlockRule) bool { return r.Path == dir && r.Access == "write" }) {
 		t.Errorf("the socket's directory lost its rule: %+v", ll.Landlock.Rules)
-	}
-}
-
-// BenchmarkLandlockOnlyHostSockets is what the Landlock-only engine adds
-// to start-up: the second scan of the host's sockets, for those the
-// namespace sandbox's private /tmp would hide.
-func BenchmarkLandlockOnlyHostSockets(b *testing.B) {
-	environ := os.Environ()
-	for b.Loop() {
-		HostSockets(environ)
 	}
 }
 

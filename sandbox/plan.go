@@ -31,6 +31,11 @@ type Plan struct {
 	Proxy    *Proxy   `json:"proxy,omitempty"`
 	Mounts   Mounts   `json:"mounts"`
 	Landlock Landlock `json:"landlock"`
+	// HostSockets are the host's unix sockets found at start that the
+	// policy does not list (see FindHostSockets): masked where the mount
+	// layer reaches them, and refused by the Landlock-only engine's
+	// supervisor.
+	HostSockets []string `json:"hostSockets,omitempty"`
 	// Seccomp describes the system call filter, for people; the backend
 	// owns the filter itself.
 	Seccomp []string `json:"seccomp,omitempty"`
@@ -530,6 +535,7 @@ func (b *builder) hiddenSockets() []resolved {
 		b.err = tooManySockets(socks)
 		return nil
 	}
+	b.plan.HostSockets = socks
 	var out []resolved
 	for _, sock := range socks {
 		out = append(out, resolved{path: sock, socket: true, why: "a host unix socket network.allowUnixSockets does not list"})

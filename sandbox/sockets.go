@@ -52,15 +52,8 @@ const socketDepth = 4
 // mounts.
 var MaxHiddenSockets = 4096
 
-// HostSockets lists the pathname unix sockets of the host that the
-// command could connect to, each by its canonical path, sorted; nil when
-// they cannot be found (FindHostSockets says why).
-func HostSockets(environ []string) []string {
-	s, _ := FindHostSockets(environ, nil)
-	return s
-}
-
-// FindHostSockets lists the host's sockets (see HostSockets). Beside
+// FindHostSockets lists the pathname unix sockets of the host that the
+// command could connect to, each by its canonical path, sorted. Beside
 // each one the kernel's table names, the other sockets in its directory
 // are taken too: a server that binds a temporary name and links it into
 // place (ssh's ControlMaster) leaves only the dead name in the table.

@@ -104,7 +104,7 @@ func must(t *testing.T, err error) {
 // SocketRoots, as every run does at start.
 func BenchmarkHostSockets(b *testing.B) {
 	for b.Loop() {
-		HostSockets(os.Environ())
+		FindHostSockets(os.Environ(), nil)
 	}
 }
 
@@ -129,8 +129,8 @@ func BenchmarkHostSockets200(b *testing.B) {
 	defer func(p string) { ProcNetUnix = p }(ProcNetUnix)
 	ProcNetUnix = f
 	for b.Loop() {
-		if n := len(HostSockets(nil)); n != 200 {
-			b.Fatalf("found %d sockets, want 200", n)
+		if socks, _ := FindHostSockets(nil, nil); len(socks) != 200 {
+			b.Fatalf("found %d sockets, want 200", len(socks))
 		}
 	}
 }

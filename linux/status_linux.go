@@ -220,6 +220,11 @@ func hostProxyListeners(w *wire) ([]net.Listener, error) {
 	}
 	httpPort, socksPort := listeners[0].Addr().(*net.TCPAddr).Port, listeners[1].Addr().(*net.TCPAddr).Port
 	w.Env = sandbox.ProxyEnv(w.Env, httpPort, socksPort)
+	if !w.Namespaces {
+		// No namespace of the sandbox's own: the proxies are where
+		// hostProxyListeners put them, for the supervisor's judging.
+		w.Plan.Proxy.HTTPPort, w.Plan.Proxy.SOCKSPort = httpPort, socksPort
+	}
 	if !w.Namespaces && w.Plan.Network == "none" {
 		w.Plan.Landlock.TCP = &sandbox.LandlockTCP{Connect: append([]int{httpPort, socksPort}, w.Plan.Proxy.LocalPorts...)}
 	}
@@ -227,14 +232,13 @@ func hostProxyListeners(w *wire) ([]net.Listener, error) {
 }
 
 // landlockOnlyRules are what the supervisor lets the Landlock-only
-// sandbox of plan connect to: the proxies hostProxyListeners opened (the
-// first two TCP ports), the local ports, and no host socket of the
-// plan's masks.
+// sandbox of plan connect to: the proxies hostProxyListeners opened, the
+// local ports, and no host socket of the plan's masks.
 func landlockOnlyRules(plan *sandbox.Plan) connectRules {
 	r := connectRules{Filtered: plan.Network == "none"}
-	if tcp := plan.Landlock.TCP; tcp != nil && len(tcp.Connect) >= 2 {
-		r.ProxyPorts = tcp.Connect[:2]
-		r.LocalPorts = tcp.Connect[2:]
+	if p := plan.Proxy; p != nil {
+		r.ProxyPorts = []int{p.HTTPPort, p.SOCKSPort}
+		r.LocalPorts = p.LocalPorts
 	}
 	var socks []string
 	for _, m := range plan.Mounts.Masks {

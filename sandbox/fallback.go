@@ -63,6 +63,10 @@ const WeakerRoot = "as root: chmod and chown fail with \"Operation not permitted
 // and carving around them would take the rule off their directories.
 func LandlockOnly(plan *Plan, tmpDir string, terminals, hostSockets []string) *Plan {
 	p := *plan
+	if plan.Proxy != nil {
+		px := *plan.Proxy // the supervisor sets where its proxies listen
+		p.Proxy = &px
+	}
 	p.Mounts = Mounts{}
 	p.Env = append(slices.Clone(plan.Env), "TMPDIR="+tmpDir)
 	var deniedRead, deniedWrite []string

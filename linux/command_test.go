@@ -94,3 +94,25 @@ func TestRuntimeExecArgv(t *testing.T) {
 		})
 	}
 }
+
+// TestRuntimeExecGitForms: in argv mode a child's exec of git's dashed
+// program, of the plumbing that does push's job, or of an alias set on
+// the command line is refused as git push, with the rule named.
+func TestRuntimeExecGitForms(t *testing.T) {
+	if _, err := os.Stat("/usr/lib/git-core/git-send-pack"); err != nil {
+		t.Skip("git's exec-path is not /usr/lib/git-core here")
+	}
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"command": {"deny": ["git push"], "runtimeExecPolicy": "argv"}}`)
+			for _, argv := range [][]string{
+				{"/usr/lib/git-core/git-push", "origin"},
+				{"/usr/lib/git-core/git-send-pack", "origin"},
+				{"git", "-c", "alias.x=push", "x"},
+			} {
+				r := w.fence(t, "", nil, append([]string{"--", "./netprobe", "exec"}, argv...)...)
+				check(t, r, 0, `^error: operation not permitted\n$`, `(?m)^fence: blocked ".*": matches command.deny "git push" \(settings file: .*\) \(at exec\)$`)
+			}
+		})
+	}
+}

@@ -55,6 +55,22 @@ func (p *Policy) DecideCommand(argv []string) CommandDecision {
 	if len(argv) == 0 {
 		return CommandDecision{Allowed: true}
 	}
+	if d := p.decideForm(argv); !d.Allowed {
+		return d
+	}
+	for _, form := range commandForms(argv) {
+		if d := p.decideForm(form); !d.Allowed {
+			return d
+		}
+	}
+	return CommandDecision{Allowed: true}
+}
+
+// decideForm judges one form of a command (see commandForms).
+func (p *Policy) decideForm(argv []string) CommandDecision {
+	if len(argv) == 0 {
+		return CommandDecision{Allowed: true}
+	}
 	name := path.Base(argv[0])
 	exact, globs := p.denyIndex.byName[name], p.denyIndex.globs
 	for len(exact) > 0 || len(globs) > 0 {
@@ -107,6 +123,9 @@ type Needle struct {
 	// Word says the text stands as a word of its own there: not glued to
 	// letters, digits or '_'.
 	Word bool
+	// Or are other words that stand for the text (git's send-pack for
+	// push): any of them found is the needle found.
+	Or []string
 }
 
 // DenyNeedles calls yield with the needles of each deny rule (a rule
@@ -137,6 +156,9 @@ func ruleNeedles(r CommandRule) []Needle {
 	var out []Needle
 	for k, t := range r.Tokens {
 		n := Needle{Text: t, Word: true}
+		if k == 1 && r.Tokens[0] == "git" {
+			n.Or = plumbingFor(t) // git send-pack is git push too, without the word
+		}
 		switch {
 		case r.glob[k]:
 			n = Needle{Text: t[:strings.IndexAny(t, "*?[")]}
@@ -171,6 +193,9 @@ func nextCandidate(exact, globs []int) (i int, restExact, restGlobs []int) {
 // so that its arguments matter.
 func (p *Policy) CommandNamed(name string) bool {
 	base := path.Base(name)
+	if strings.HasPrefix(base, "git-") {
+		base = "git" // git's dashed programs (see commandForms)
+	}
 	exact, globs := p.denyIndex.byName[base], p.denyIndex.globs
 	for len(exact) > 0 || len(globs) > 0 {
 		var i int

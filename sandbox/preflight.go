@@ -63,11 +63,20 @@ func mayDeny(p *policy.Policy, src string) bool {
 	found := false
 	p.DenyNeedles(func(needles []policy.Needle) bool {
 		found = !slices.ContainsFunc(needles, func(n policy.Needle) bool {
-			return n.Word && !containsWord(text, n.Text) || !n.Word && !strings.Contains(text, n.Text)
+			return !needleIn(n, text)
 		})
 		return !found
 	})
 	return found
+}
+
+// needleIn reports whether n, or one of the words that stand for it, is
+// in text.
+func needleIn(n policy.Needle, text string) bool {
+	if !n.Word {
+		return strings.Contains(text, n.Text)
+	}
+	return containsWord(text, n.Text) || slices.ContainsFunc(n.Or, func(w string) bool { return containsWord(text, w) })
 }
 
 // unquoted is src without quote characters, backslashes and escaped

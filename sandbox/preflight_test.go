@@ -360,3 +360,21 @@ func TestPreflightSSH(t *testing.T) {
 		t.Errorf("ssh rules apply without an ssh section: %s", v.Message())
 	}
 }
+
+// TestPreflightGitForms: the lines that ask for a push without the word
+// itself reach the rule (the quick search for the rule's words does not
+// skip them), and an everyday git line stays allowed.
+func TestPreflightGitForms(t *testing.T) {
+	p := policy.Compile(policy.Config{Command: policy.Command{Deny: []string{"git push"}}}, policy.Env{Dir: "/w", Home: "/h"})
+	for src, blocked := range map[string]bool{
+		"git send-pack origin main":                  true,
+		"cd /w && /usr/lib/git-core/git-send-pack x": true,
+		"git -c alias.x=push x":                      true,
+		"/usr/lib/git-core/git-push origin":          true,
+		"git status && git log -1":                   false,
+	} {
+		if v := PreflightShell(p, src); v.Blocked != blocked {
+			t.Errorf("PreflightShell(%q) blocked %v, want %v", src, v.Blocked, blocked)
+		}
+	}
+}

@@ -116,3 +116,23 @@ func TestRuntimeExecGitForms(t *testing.T) {
 		})
 	}
 }
+
+// TestRuntimeExecOneLine: a process that tries one refused command again
+// and again (execvp walks every directory of PATH) is told once; another
+// process trying it (here the shell refused at exec for the command in
+// its -c string) is told again.
+func TestRuntimeExecOneLine(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash not found")
+	}
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"command": {"deny": ["git push"], "runtimeExecPolicy": "argv"}}`)
+			script := `x=git; shopt -s execfail; for d in /a /b /c /usr/local/bin /usr/bin; do exec $d/$x push; done; echo after; bash -c "exec /usr/bin/$x push"; true`
+			r := w.fence(t, "", nil, "--", "bash", "-c", script)
+			if n := strings.Count(r.stderr, `matches command.deny "git push"`); n != 2 || !strings.Contains(r.stdout, "after") {
+				t.Errorf("%d refusal lines for two processes, want 2 (stdout %q):\n%s", n, r.stdout, r.stderr)
+			}
+		})
+	}
+}

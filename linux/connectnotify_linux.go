@@ -513,6 +513,7 @@ func serveNotify(notify *os.File, plan *sandbox.Plan, conn *connectJudge, stderr
 		defer conn.stop()
 	}
 	fd := notify.Fd()
+	told := execReports{}
 	var pending sync.WaitGroup
 	defer pending.Wait()
 	for {
@@ -531,6 +532,6 @@ func serveNotify(notify *os.File, plan *sandbox.Plan, conn *connectJudge, stderr
 			pending.Go(func() { conn.handleListen(fd, n) })
 			continue
 		}
-		judgeExec(fd, n, plan, stderr)
+		judgeExec(fd, n, plan, told, stderr)
 	}
 }

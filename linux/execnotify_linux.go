@@ -46,9 +46,28 @@ type seccompNotifResp struct {
 	Flags uint32
 }
 
+// execReports are the refusals a process has been told of, so that a
+// program searching its PATH (execvp tries every directory) makes one
+// line, not one per directory. serveNotify judges execs one at a time.
+type execReports map[string]bool
+
+// first reports whether process pid has not had message before.
+func (r execReports) first(pid uint32, message string) bool {
+	key := fmt.Sprint(pid, " ", message)
+	if r[key] {
+		return false
+	}
+	if len(r) >= 1024 {
+		clear(r)
+	}
+	r[key] = true
+	return true
+}
+
 // judgeExec answers one exec notification. Refusals are reported on
-// stderr, since the program only sees EPERM.
-func judgeExec(fd uintptr, n *seccompNotif, plan *sandbox.Plan, stderr io.Writer) {
+// stderr, since the program only sees EPERM: once for each process and
+// command (see execReports).
+func judgeExec(fd uintptr, n *seccompNotif, plan *sandbox.Plan, told execReports, stderr io.Writer) {
 	resp := seccompNotifResp{ID: n.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	argv, err := execArgv(n)
 	switch {
@@ -59,8 +78,10 @@ func judgeExec(fd uintptr, n *seccompNotif, plan *sandbox.Plan, stderr io.Writer
 		resp = seccompNotifResp{ID: n.ID, Error: -int32(unix.EPERM)}
 	default:
 		if v := sandbox.PreflightArgv(plan.ExecRules, argv); v.Blocked {
-			plan.Recorder.Command(sandbox.LayerExec, v)
-			fmt.Fprintf(stderr, "fence: %s (at exec)\n", v.Message())
+			if told.first(n.Pid, v.Message()) {
+				plan.Recorder.Command(sandbox.LayerExec, v)
+				fmt.Fprintf(stderr, "fence: %s (at exec)\n", v.Message())
+			}
 			resp = seccompNotifResp{ID: n.ID, Error: -int32(unix.EPERM)}
 		}
 	}

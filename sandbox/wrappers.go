@@ -1,6 +1,10 @@
 package sandbox
 
-import "strings"
+import (
+	"path"
+	"slices"
+	"strings"
+)
 
 // wrappers run the command in their arguments. Each entry skips the
 // wrapper's own options (and their values) and returns the command.
@@ -21,6 +25,86 @@ var wrappers = map[string]func([]word) []word{
 	"chrt":    skipOpts("", ""),
 	"watch":   skipOpts("nd", ""),
 	"busybox": skipOpts("", ""),
+}
+
+// loaderNames are the dynamic loaders of glibc and musl on the
+// architectures they build for: run as a program, each runs the program
+// named by its first operand (ld-linux-x86-64.so.2 /usr/bin/git push).
+// The map holds them by name; IsLoader also knows names by pattern.
+var loaderNames = []string{
+	"ld.so", "ld.so.1", "ld64.so.1", "ld64.so.2",
+	"ld-linux.so.2", "ld-linux.so.3", "ld-linux-x86-64.so.2", "ld-linux-x32.so.2",
+	"ld-linux-aarch64.so.1", "ld-linux-aarch64_be.so.1", "ld-linux-armhf.so.3",
+	"ld-linux-riscv64-lp64d.so.1", "ld-linux-riscv64-lp64.so.1",
+	"ld-linux-riscv32-ilp32d.so.1", "ld-linux-riscv32-ilp32.so.1",
+	"ld-linux-loongarch-lp64d.so.1", "ld-linux-loongarch-lp64s.so.1",
+	"ld-linux-ia64.so.2", "ld-linux-mipsn8.so.1", "ld-linux-or1k.so.1",
+	"ld-linux-arc.so.2", "ld-linux-arceb.so.2", "ld-linux-nios2.so.1",
+	"ld-linux-cskyv2.so.1", "ld-linux-cskyv2-hf.so.1",
+	"ld-musl-x86_64.so.1", "ld-musl-i386.so.1", "ld-musl-x32.so.1",
+	"ld-musl-aarch64.so.1", "ld-musl-aarch64_be.so.1",
+	"ld-musl-arm.so.1", "ld-musl-armhf.so.1", "ld-musl-armeb.so.1", "ld-musl-armebhf.so.1",
+	"ld-musl-riscv64.so.1", "ld-musl-riscv32.so.1", "ld-musl-loongarch64.so.1",
+	"ld-musl-powerpc.so.1", "ld-musl-powerpc64.so.1", "ld-musl-powerpc64le.so.1",
+	"ld-musl-s390x.so.1", "ld-musl-mips.so.1", "ld-musl-mipsel.so.1",
+	"ld-musl-mips64.so.1", "ld-musl-mips64el.so.1", "ld-musl-m68k.so.1",
+	"ld-musl-microblaze.so.1", "ld-musl-or1k.so.1", "ld-musl-sh.so.1",
+}
+
+func init() {
+	for _, n := range loaderNames {
+		wrappers[n] = skipLoader
+	}
+}
+
+// LoaderWrapper is the name argv mode gives a program IsLoader knows
+// only by pattern, so that preflight unwraps it like the loaders by name.
+const LoaderWrapper = "ld.so"
+
+// IsLoader reports whether a program's base name is a dynamic loader's:
+// ld.so and ld.so.N, ld64.so.N, ld-*.so and ld-*.so.N (ld-linux-*,
+// ld-musl-*, and the versioned ld-2.31.so of older glibc).
+func IsLoader(name string) bool {
+	if wrappers[name] != nil && strings.HasPrefix(name, "ld") {
+		return true
+	}
+	for _, pattern := range []string{"ld.so.*", "ld64.so.*", "ld-*.so", "ld-*.so.*"} {
+		if ok, _ := path.Match(pattern, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// loaderValue are the loader options that take the next argument as
+// their value (glibc's and musl's); loaderStop are those with which the
+// loader lists or checks the program but does not run it.
+var (
+	loaderValue = []string{"--library-path", "--preload", "--argv0", "--audit", "--inhibit-rpath",
+		"--glibc-hwcaps-prepend", "--glibc-hwcaps-mask"}
+	loaderStop = []string{"--list", "--verify", "--help", "--version", "--list-tunables", "--list-diagnostics"}
+)
+
+// skipLoader skips a dynamic loader's options and returns the program it
+// runs with that program's arguments. An option it does not know is
+// skipped alone, so that what follows is still judged.
+func skipLoader(args []word) []word {
+	for i := 0; i < len(args); i++ {
+		a := args[i].text
+		switch {
+		case !args[i].literal:
+			return args[i:]
+		case a == "--":
+			return args[i+1:]
+		case !strings.HasPrefix(a, "--"):
+			return args[i:]
+		case slices.Contains(loaderStop, a):
+			return nil
+		case slices.Contains(loaderValue, a):
+			i++
+		}
+	}
+	return nil
 }
 
 // skipOpts skips leading options; letters in withValue take the next

@@ -10,7 +10,9 @@ import (
 // rule holds under each: git runs `git-push` (its dashed programs, as in
 // /usr/lib/git-core) as `git push`, does a push's work through the
 // plumbing `git send-pack`, and runs an alias set on its own command line
-// (`git -c alias.x=push x`) as what it names. commandForms lists those
+// (`git -c alias.x=push x`) as what it names; multi-call binaries
+// (`coreutils --coreutils-prog=rm`, `toybox rm`; busybox is a wrapper of
+// preflight's) run an applet by an argument. commandForms lists those
 // forms of one argv, for DecideCommand to judge each.
 
 // GitPlumbing maps git's plumbing commands to the porcelain whose job
@@ -36,10 +38,21 @@ func commandForms(argv []string) [][]string {
 		argv = append([]string{"git", sub}, argv[1:]...)
 		return append([][]string{argv}, gitForms(argv)...)
 	}
-	if name != "git" {
-		return nil
+	switch name {
+	case "git":
+		return gitForms(argv)
+	case "coreutils": // a multi-call build: coreutils --coreutils-prog=rm ARGS
+		if len(argv) > 1 {
+			if prog, ok := strings.CutPrefix(argv[1], "--coreutils-prog="); ok && prog != "" {
+				return [][]string{append([]string{prog}, argv[2:]...)}
+			}
+		}
+	case "toybox": // toybox NAME ARGS, as busybox
+		if len(argv) > 1 && !strings.HasPrefix(argv[1], "-") {
+			return [][]string{argv[1:]}
+		}
 	}
-	return gitForms(argv)
+	return nil
 }
 
 // gitForms are the forms of a git command line whose subcommand is an

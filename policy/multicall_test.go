@@ -36,3 +36,24 @@ func TestGitForms(t *testing.T) {
 		}
 	}
 }
+
+// TestMultiCallForms: an applet of a multi-call binary is judged as the
+// command it runs.
+func TestMultiCallForms(t *testing.T) {
+	p := Compile(Config{Command: Command{Deny: []string{"shred", "rm -rf"}}}, Env{Dir: "/w", Home: "/h"})
+	for _, tt := range []struct {
+		argv    []string
+		blocked bool
+	}{
+		{[]string{"coreutils", "--coreutils-prog=shred", "f"}, true},
+		{[]string{"/usr/bin/coreutils", "--coreutils-prog=rm", "-rf", "/"}, true},
+		{[]string{"toybox", "shred", "f"}, true},
+		{[]string{"coreutils", "--coreutils-prog=ls"}, false},
+		{[]string{"coreutils", "--help"}, false},
+		{[]string{"toybox", "--help"}, false},
+	} {
+		if d := p.DecideCommand(tt.argv); d.Allowed == tt.blocked {
+			t.Errorf("DecideCommand(%q) allowed %v, want blocked %v", tt.argv, d.Allowed, tt.blocked)
+		}
+	}
+}

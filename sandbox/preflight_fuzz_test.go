@@ -62,7 +62,7 @@ func FuzzPlainDenyIsBlocked(f *testing.F) {
 			parts = append(parts, fragments[int(b)%len(fragments)])
 		}
 		at := int(data[0]) % (len(parts) + 1)
-		denied := wrappers[int(data[0]/16)%len(wrappers)]("git push origin")
+		denied := wrappers[int(data[0]/16)%len(wrappers)](gitPushForm(data))
 		parts = append(parts[:at], append([]string{denied}, parts[at:]...)...)
 		var b strings.Builder
 		for i, part := range parts {
@@ -76,4 +76,34 @@ func FuzzPlainDenyIsBlocked(f *testing.F) {
 			t.Fatalf("PreflightShell(%q) = %+v, want blocked by \"git push\"", src, v)
 		}
 	})
+}
+
+// gitPushForm builds, from fuzz bytes, a command line that asks git for a
+// push: git's global options before the subcommand, and the subcommand as
+// push, the plumbing that does its job, a dashed program or an alias the
+// line defines.
+func gitPushForm(data []byte) string {
+	options := []string{"-C /w", "-c core.pager=cat", "--git-dir=/w/.git", "--git-dir /w/.git", "--work-tree /w", "--no-pager", "-P", "--bare",
+		"--namespace ns", "--exec-path=/usr/lib/git-core", "-c user.name=x", "--literal-pathspecs", "--no-replace-objects"}
+	var opts []string
+	for i, b := range data {
+		if i >= 3 {
+			break
+		}
+		if b%3 != 0 {
+			opts = append(opts, options[int(b)%len(options)])
+		}
+	}
+	o := strings.Join(opts, " ")
+	switch int(data[len(data)-1]) % 5 {
+	case 1:
+		return strings.TrimSpace("git "+o) + " send-pack origin"
+	case 2:
+		return "/usr/lib/git-core/git-push origin"
+	case 3:
+		return strings.TrimSpace("git -c alias.zz=push "+o) + " zz origin"
+	case 4:
+		return "git-push --force origin"
+	}
+	return strings.TrimSpace("git "+o) + " push origin"
 }

@@ -8,10 +8,14 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
+	"strings"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fence-sandbox/fence/policy"
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
@@ -69,7 +73,7 @@ func (r execReports) first(pid uint32, message string) bool {
 // command (see execReports).
 func judgeExec(fd uintptr, n *seccompNotif, plan *sandbox.Plan, told execReports, stderr io.Writer) {
 	resp := seccompNotifResp{ID: n.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
-	argv, err := execArgv(n)
+	call, err := readExec(n)
 	switch {
 	case !notifValid(fd, n.ID):
 		return // the process is gone
@@ -77,7 +81,7 @@ func judgeExec(fd uintptr, n *seccompNotif, plan *sandbox.Plan, told execReports
 		fmt.Fprintf(stderr, "fence: refused an exec whose arguments could not be read: %v\n", err)
 		resp = seccompNotifResp{ID: n.ID, Error: -int32(unix.EPERM)}
 	default:
-		if v := sandbox.PreflightArgv(plan.ExecRules, argv); v.Blocked {
+		if v := judgeCall(plan.ExecRules, call); v.Blocked {
 			if told.first(n.Pid, v.Message()) {
 				plan.Recorder.Command(sandbox.LayerExec, v)
 				fmt.Fprintf(stderr, "fence: %s (at exec)\n", v.Message())
@@ -93,28 +97,35 @@ func notifValid(fd uintptr, id uint64) bool {
 	return e == 0
 }
 
-// execArgv reads the program and argv of a notified execve/execveat. The
-// program's path stands in for argv[0], which a caller can set to
-// anything (exec -a).
-func execArgv(n *seccompNotif) ([]string, error) {
+// execCall is a notified execve or execveat as the caller made it.
+type execCall struct {
+	pid   uint32
+	path  string // the program's path as given ("" for an fd's exec)
+	dirfd int32  // execveat's directory fd, AT_FDCWD for execve
+	flags int    // execveat's flags
+	argv  []string
+}
+
+// readExec reads the program and argv of a notified execve/execveat.
+func readExec(n *seccompNotif) (execCall, error) {
+	c := execCall{pid: n.Pid, dirfd: unix.AT_FDCWD}
 	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", n.Pid))
 	if err != nil {
-		return nil, err
+		return c, err
 	}
 	defer mem.Close()
 	pathPtr, argvPtr := n.Data.Args[0], n.Data.Args[1]
 	if n.Data.Nr == unix.SYS_EXECVEAT {
+		c.dirfd, c.flags = int32(n.Data.Args[0]), int(n.Data.Args[4])
 		pathPtr, argvPtr = n.Data.Args[1], n.Data.Args[2]
 	}
-	prog, err := readString(mem, pathPtr)
-	if err != nil {
-		return nil, err
+	if c.path, err = readString(mem, pathPtr); err != nil {
+		return c, err
 	}
-	var argv []string
 	for i := uint64(0); i < 4096; i++ {
 		var ptr [8]byte
 		if _, err := mem.ReadAt(ptr[:], int64(argvPtr+8*i)); err != nil {
-			return nil, err
+			return c, err
 		}
 		p := binary.LittleEndian.Uint64(ptr[:])
 		if p == 0 {
@@ -122,19 +133,234 @@ func execArgv(n *seccompNotif) ([]string, error) {
 		}
 		s, err := readString(mem, p)
 		if err != nil {
-			return nil, err
+			return c, err
 		}
-		argv = append(argv, s)
+		c.argv = append(c.argv, s)
 	}
-	if prog != "" {
-		if len(argv) == 0 {
-			argv = []string{""}
-		}
-		argv[0] = path.Base(prog)
+	if len(c.argv) == 0 {
+		c.argv = []string{""}
 	}
-	return argv, nil
+	return c, nil
 }
 
+// judgeCall judges what an exec will run: the program by the name it is
+// called by and by the name of the file that name resolves to (an fd's
+// file included), and for a script each interpreter line the kernel
+// follows without another exec. A file with no name (a memfd, an
+// O_TMPFILE or deleted file) is refused: nothing says what it is.
+func judgeCall(rules *policy.Policy, c execCall) sandbox.Verdict {
+	if c.path != "" {
+		if v := judgeAs(rules, c.path, c.argv); v.Blocked {
+			return v
+		}
+	}
+	f, err := openExec(c.pid, c.dirfd, c.path, c.flags)
+	if err != nil {
+		if c.path != "" && (errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EACCES)) {
+			return sandbox.Verdict{} // the kernel cannot run it either, or fence may not read it (judged by name)
+		}
+		return sandbox.Verdict{Blocked: true, Command: strings.Join(c.argv, " "),
+			Reason: fmt.Sprintf("fence cannot open the program to judge it (%v)", err)}
+	}
+	defer f.Close()
+	return judgeFile(rules, c.pid, f, scriptName(c), c.argv, 0)
+}
+
+// maxScripts is how many interpreter lines the kernel follows in one exec
+// (fs/exec.c exec_binprm; the sixth file must be a binary, else ELOOP).
+const maxScripts = 5
+
+// judgeFile judges the open program f of an exec whose argv is argv, by
+// the name of its file and, for a script, by the interpreter line.
+func judgeFile(rules *policy.Policy, pid uint32, f *os.File, filename string, argv []string, depth int) sandbox.Verdict {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return sandbox.Verdict{} // the kernel runs only regular files
+	}
+	name, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink == 0 || strings.HasPrefix(name, "/memfd:") || strings.HasSuffix(name, " (deleted)") {
+		return sandbox.Verdict{Blocked: true, Command: strings.Join(argv, " "),
+			Reason: fmt.Sprintf("the program is an anonymous file %q (a memfd, or a file with no name left); "+
+				"command.runtimeExecPolicy \"argv\" cannot tell what it is, so it refuses it: "+
+				"run the program from a file, or use runtimeExecPolicy \"path\"", strings.TrimPrefix(name, "/"))}
+	}
+	if v := judgeAs(rules, name, argv); v.Blocked {
+		return v
+	}
+	buf := make([]byte, binprmBufSize)
+	n, _ := f.ReadAt(buf, 0)
+	interp, next, ok := shebangArgv(buf[:n], filename, argv)
+	if !ok {
+		return sandbox.Verdict{}
+	}
+	if v := judgeAs(rules, interp, next); v.Blocked {
+		return v
+	}
+	if depth+1 >= maxScripts {
+		return sandbox.Verdict{} // a further script fails with ELOOP
+	}
+	g, err := openExec(pid, unix.AT_FDCWD, interp, 0)
+	if err != nil {
+		return sandbox.Verdict{} // judged by name; the kernel opens it the same way
+	}
+	defer g.Close()
+	return judgeFile(rules, pid, g, interp, next, depth+1)
+}
+
+// judgeAs judges argv with the program prog in argv[0]'s place, which a
+// caller can set to anything (exec -a). A dynamic loader known only by
+// its name's pattern is named so that preflight unwraps it.
+func judgeAs(rules *policy.Policy, prog string, argv []string) sandbox.Verdict {
+	name := path.Base(prog)
+	if sandbox.IsLoader(name) {
+		name = sandbox.LoaderWrapper
+	}
+	a := slices.Clone(argv)
+	a[0] = name
+	return sandbox.PreflightArgv(rules, a)
+}
+
+// scriptName is the path the kernel gives a script's interpreter
+// (fs/exec.c alloc_bprm): the path as given, or /dev/fd/N[/path] when it
+// is found from an fd.
+func scriptName(c execCall) string {
+	switch {
+	case c.path == "":
+		return fmt.Sprintf("/dev/fd/%d", c.dirfd)
+	case strings.HasPrefix(c.path, "/") || c.dirfd == unix.AT_FDCWD:
+		return c.path
+	}
+	return fmt.Sprintf("/dev/fd/%d/%s", c.dirfd, c.path)
+}
+
+// openExec opens, for reading, the file process pid runs with an exec of
+// p from dirfd (execveat's arguments; AT_FDCWD for execve). An absolute
+// path is resolved in the process's root; /proc/self, /dev/fd and
+// /dev/std* are the process's own.
+func openExec(pid uint32, dirfd int32, p string, flags int) (*os.File, error) {
+	proc := fmt.Sprintf("/proc/%d/", pid)
+	var host string
+	switch own := procSelf(p); {
+	case p == "" && flags&unix.AT_EMPTY_PATH != 0:
+		host = fmt.Sprintf("%sfd/%d", proc, dirfd)
+	case p == "":
+		return nil, unix.ENOENT
+	case own != "":
+		host = proc + own
+	case strings.HasPrefix(p, "/"):
+		return openInRoot(proc+"root", p)
+	case dirfd == unix.AT_FDCWD:
+		host = proc + "cwd/" + p
+	default:
+		host = fmt.Sprintf("%sfd/%d/%s", proc, dirfd, p)
+	}
+	fd, err := unix.Open(host, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: host, Err: err}
+	}
+	return os.NewFile(uintptr(fd), host), nil
+}
+
+// openInRoot opens p with root as its root directory.
+func openInRoot(root, p string) (*os.File, error) {
+	dir, err := unix.Open(root, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: root, Err: err}
+	}
+	defer unix.Close(dir)
+	fd, err := unix.Openat2(dir, p, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return nil, &os.PathError{Op: "openat2", Path: p, Err: err}
+	}
+	return os.NewFile(uintptr(fd), p), nil
+}
+
+// procSelf returns the part of /proc/PID/ that a path of the process's
+// own (/proc/self/..., /dev/fd/N, /dev/stdin) names, or "".
+func procSelf(p string) string {
+	for _, prefix := range []string{"/proc/self/", "/proc/thread-self/"} {
+		if rest, ok := strings.CutPrefix(p, prefix); ok && rest != "" {
+			return rest
+		}
+	}
+	if rest, ok := strings.CutPrefix(p, "/dev/fd/"); ok && rest != "" {
+		return "fd/" + rest
+	}
+	if i := slices.Index([]string{"/dev/stdin", "/dev/stdout", "/dev/stderr"}, p); i >= 0 {
+		return fmt.Sprintf("fd/%d", i)
+	}
+	return ""
+}
+
+// binprmBufSize is how much of a file the kernel reads to find an
+// interpreter line (include/uapi/linux/binfmts.h BINPRM_BUF_SIZE).
+const binprmBufSize = 256
+
+// shebangArgv returns, for a file starting with head that is run as
+// filename with argv, the interpreter the kernel runs and its argv, as
+// fs/binfmt_script.c finds them in the file's first 256 bytes: the
+// interpreter, everything after the first run of blanks that follows it
+// as one argument, the script's path, then argv[1:]. ok is false when
+// the kernel would not run the file as a script.
+func shebangArgv(head []byte, filename string, argv []string) (interp string, next []string, ok bool) {
+	var buf [binprmBufSize]byte // the kernel's buffer, zero past the file's end
+	copy(buf[:], head)
+	if buf[0] != '#' || buf[1] != '!' {
+		return "", nil, false
+	}
+	blank := func(c byte) bool { return c == ' ' || c == '\t' }
+	nonBlank := func(i, end int) int {
+		for ; i < end; i++ {
+			if !blank(buf[i]) {
+				return i
+			}
+		}
+		return -1
+	}
+	terminator := func(i, end int) int {
+		for ; i < end; i++ {
+			if blank(buf[i]) || buf[i] == 0 {
+				return i
+			}
+		}
+		return -1
+	}
+	last := len(buf) - 1
+	end := bytes.IndexByte(buf[:], '\n')
+	if end < 0 {
+		i := nonBlank(2, last)
+		if i < 0 || terminator(i, last) < 0 {
+			return "", nil, false // all blanks, or an interpreter path cut short
+		}
+		end = last
+	}
+	for blank(buf[end-1]) {
+		end--
+	}
+	name := nonBlank(2, end)
+	if name < 0 || name == end {
+		return "", nil, false
+	}
+	arg, sep := -1, terminator(name, end)
+	if sep >= 0 && buf[sep] != 0 {
+		arg = nonBlank(sep, end)
+	}
+	buf[end] = 0
+	if sep >= 0 {
+		buf[sep] = 0
+	}
+	cstr := func(i int) string { return string(buf[i : i+bytes.IndexByte(buf[i:], 0)]) }
+	interp = cstr(name)
+	next = []string{interp}
+	if arg >= 0 {
+		next = append(next, cstr(arg))
+	}
+	next = append(next, filename)
+	return interp, append(next, argv[1:]...), true
+}
 func readString(mem *os.File, addr uint64) (string, error) {
 	var out []byte
 	buf := make([]byte, 256)

@@ -1,0 +1,136 @@
+//go:build linux
+
+package linux_test
+
+import (
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// execformsBin builds testdata/execforms once, for the tests that need it.
+var execformsBin = sync.OnceValues(func() (string, error) {
+	out := filepath.Join(bin, "execforms")
+	cmd := exec.Command("go", "build", "-o", out, "./testdata/execforms")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", &exec.Error{Name: string(b), Err: err}
+	}
+	return out, nil
+})
+
+// execWorld is a world in argv mode denying git push, with execforms in
+// its workspace and the given files (mode 0755).
+func execWorld(t *testing.T, u user, files map[string]string) *world {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/git"); err != nil {
+		t.Skip("/usr/bin/git not found")
+	}
+	helper, err := execformsBin()
+	must(t, err)
+	w := newWorld(t, u.uid, `{"command": {"deny": ["git push"], "runtimeExecPolicy": "argv"}}`)
+	b, err := os.ReadFile(helper)
+	must(t, err)
+	files["execforms"] = string(b)
+	for name, text := range files {
+		p := filepath.Join(w.ws, name)
+		must(t, os.WriteFile(p, []byte(text), 0o755))
+		must(t, os.Lchown(p, u.uid, u.uid))
+	}
+	return w
+}
+
+// gitLoader is the dynamic loader that runs /usr/bin/git (its PT_INTERP).
+func gitLoader(t *testing.T) string {
+	f, err := elf.Open("/usr/bin/git")
+	must(t, err)
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			b := make([]byte, p.Filesz)
+			if _, err := p.ReadAt(b, 0); err == nil && len(b) > 1 {
+				return string(b[:len(b)-1])
+			}
+		}
+	}
+	t.Skip("/usr/bin/git has no dynamic loader")
+	return ""
+}
+
+const (
+	refused  = `^error: operation not permitted\n$`
+	pushRule = `matches command.deny "git push" \(settings file: .*\) \(at exec\)$`
+)
+
+// TestExecLoader: the dynamic loader running git is judged as git, in
+// preflight (125) and at exec, by its name or by its name's pattern.
+func TestExecLoader(t *testing.T) {
+	loader := gitLoader(t)
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			ld, err := os.ReadFile(loader)
+			must(t, err)
+			w := execWorld(t, u, map[string]string{"ld-copy.so.1": string(ld)})
+			r := w.fence(t, "", nil, "-c", loader+" /usr/bin/git push origin")
+			check(t, r, 125, "", `^fence: blocked ".*/usr/bin/git push origin": matches command.deny "git push"`)
+			r = w.fence(t, "", nil, "--", loader, "--library-path", "/lib", "/usr/bin/git", "push")
+			check(t, r, 125, "", `^fence: blocked ".*/usr/bin/git push": matches command.deny "git push"`)
+			for _, l := range []string{loader, "./ld-copy.so.1"} {
+				r = w.fence(t, "", nil, "--", "./netprobe", "exec", l, "/usr/bin/git", "push", "origin")
+				check(t, r, 0, refused, `(?m)^fence: blocked ".*/usr/bin/git push origin": `+pushRule)
+			}
+			r = w.fence(t, "", nil, "--", "./netprobe", "exec", loader, "/usr/bin/git", "status")
+			check(t, r, 128, "", `not a git repository`)
+		})
+	}
+}
+
+// TestExecFd: an exec of an fd (execveat AT_EMPTY_PATH, /proc/self/fd/N)
+// or from a directory fd is judged by the file behind it, whatever
+// argv[0] says; a memfd is refused, named, with the way to allow it.
+func TestExecFd(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := execWorld(t, u, map[string]string{})
+			for _, form := range [][]string{{"fd", "/usr/bin/git"}, {"procfd", "/usr/bin/git"}, {"dirfd", "/usr/bin", "git"}} {
+				r := w.fence(t, "", nil, append(append([]string{"--", "./execforms"}, form...), "push", "origin")...)
+				check(t, r, 0, refused, `(?m)^fence: blocked "git push origin": `+pushRule)
+				r = w.fence(t, "", nil, append(append([]string{"--", "./execforms"}, form...), "status")...)
+				check(t, r, 128, "", `not a git repository`)
+			}
+			for _, args := range [][]string{{"push"}, {"status"}} {
+				r := w.fence(t, "", nil, append([]string{"--", "./execforms", "memfd", "/usr/bin/git"}, args...)...)
+				check(t, r, 0, refused, `(?m)^fence: blocked "prog `+args[0]+`": the program is an anonymous file "memfd:git \(deleted\)" .*: run the program from a file, or use runtimeExecPolicy "path" \(at exec\)$`)
+			}
+		})
+	}
+}
+
+// TestExecShebang: a script whose interpreter line runs git push is
+// refused as git push (the kernel starts the interpreter without another
+// exec), nested in another script too; a plain script still runs.
+func TestExecShebang(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := execWorld(t, u, map[string]string{
+				"pusher": "#!/usr/bin/git push\n",
+				"hello":  "#!/bin/sh\necho hello \"$@\"\n",
+			})
+			must(t, os.WriteFile(filepath.Join(w.ws, "outer"), []byte("#!"+filepath.Join(w.ws, "pusher")+" -v\n"), 0o755))
+			must(t, os.Lchown(filepath.Join(w.ws, "outer"), u.uid, u.uid))
+			r := w.fence(t, "", nil, "--", "./netprobe", "exec", "./pusher", "origin")
+			check(t, r, 0, refused, `(?m)^fence: blocked "git push ./pusher origin": `+pushRule)
+			r = w.fence(t, "", nil, "--", "./netprobe", "exec", "./outer", "x")
+			check(t, r, 0, refused, `(?m)^fence: blocked "git push .*/pusher -v ./outer x": `+pushRule)
+			r = w.fence(t, "", nil, "--", "./execforms", "fd", "pusher")
+			check(t, r, 0, refused, `(?m)^fence: blocked "git push /dev/fd/\d+": `+pushRule)
+			r = w.fence(t, "", nil, "-c", "./pusher")
+			check(t, r, 126, "", `(?m)^fence: blocked "git push ./pusher": `+pushRule)
+			r = w.fence(t, "", nil, "--", "./netprobe", "exec", "./hello", "a")
+			check(t, r, 0, `^hello a\n$`, "")
+		})
+	}
+}

@@ -42,7 +42,26 @@ func (b *builder) execDenies() {
 			}
 			b.denyExec(r, target, names)
 		}
+		// Its other names: hard links, and copies, found by identity.
+		for _, id := range b.plan.Programs {
+			if id.Name != r.Tokens[0] {
+				continue
+			}
+			for _, other := range append([]string{id.Path}, id.Other...) {
+				b.denyExec(r, other, nil)
+			}
+		}
 	}
+}
+
+// programs puts in the plan the denied programs by identity, for path
+// masking and argv mode; a search the budget cut short fails the plan.
+func (b *builder) programs() {
+	t := programsFor(b.pol, binDirs(b.plan.Env))
+	if t.err != nil && b.err == nil {
+		b.err = t.err
+	}
+	b.plan.Programs = t.list
 }
 
 func (b *builder) denyExec(r policy.CommandRule, target string, names []string) {

@@ -47,6 +47,10 @@ type Plan struct {
 	// installs the filter that asks.
 	ExecRules *policy.Policy `json:"-"`
 	ExecArgv  bool           `json:"execArgv,omitempty"`
+	// Programs are the files the deny rules' command names denote, found
+	// at start, and their other names (see ProgramIdentity): preflight
+	// and argv mode judge those as the rule's name, path mode masks them.
+	Programs []ProgramIdentity `json:"programs,omitempty"`
 	// Limits bound the command: the supervisor enforces the timeout, the
 	// init sets the rest as resource limits the command inherits.
 	Limits policy.RunLimits `json:"limits,omitzero"`
@@ -500,6 +504,7 @@ func (b *builder) build() {
 			mounts.Masks = append(mounts.Masks, Mask{Path: d.path, Dir: d.dir, Socket: d.socket, Why: d.why})
 		}
 	}
+	b.programs()
 	if b.pol.RuntimeExec == "argv" {
 		b.plan.ExecRules, b.plan.ExecArgv = b.pol, true
 	} else {

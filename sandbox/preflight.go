@@ -45,7 +45,7 @@ const maxNesting = 8
 // compound-command bodies, nested `bash -c` and literal `eval` strings,
 // and the commands behind wrappers such as env, sudo, nice or xargs.
 func PreflightShell(p *policy.Policy, src string) Verdict {
-	f := &preflight{pol: p, parser: parsers.Get().(*syntax.Parser)}
+	f := &preflight{pol: p, parser: parsers.Get().(*syntax.Parser), cachePaths: true}
 	defer parsers.Put(f.parser)
 	return f.shell(src, lazyText{text: src}, 0)
 }
@@ -60,6 +60,15 @@ var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant
 // characters that cannot be part of a name.
 func mayDeny(p *policy.Policy, src string) bool {
 	text := unquoted(src)
+	if !mayDenyByName(p, text) {
+		// Another name of a denied program, or a path to one (see
+		// identity.go).
+		return programsFor(p, processDirs()).identityInText(p, text)
+	}
+	return true
+}
+
+func mayDenyByName(p *policy.Policy, text string) bool {
 	found := false
 	p.DenyNeedles(func(needles []policy.Needle) bool {
 		found = !slices.ContainsFunc(needles, func(n policy.Needle) bool {
@@ -134,6 +143,11 @@ type preflight struct {
 	// words holds the words of the command being judged, one buffer per
 	// shell nesting depth, reused from command to command.
 	words [maxNesting + 1][]word
+	// programs are the denied programs by identity, found when first
+	// needed; cachePaths keeps what a path is for the rest of the run
+	// (argv mode, which sees the files the command makes, asks afresh).
+	programs   *programs
+	cachePaths bool
 }
 
 // word is one argument: its value when it is literal.
@@ -220,6 +234,9 @@ func (f *preflight) check(words []word, text lazyText, depth int) Verdict {
 		argv = append(argv, w.text)
 	}
 	f.argv = argv
+	if v, ok := f.identity(argv, text); ok {
+		return v
+	}
 	if f.remote != nil {
 		if denied, reason := f.remote.SSHCommandDenied(argv); denied {
 			return Verdict{Blocked: true, Command: text.String(), Reason: reason}
@@ -241,6 +258,25 @@ func (f *preflight) check(words []word, text lazyText, depth int) Verdict {
 		}
 	}
 	return f.inner(words, text, depth)
+}
+
+// identity judges argv[0] by what it is (see identity.go): a program a
+// deny rule names, under another name or a path, stands for that name in
+// argv. It fails closed when the programs could not all be found.
+func (f *preflight) identity(argv []string, text lazyText) (Verdict, bool) {
+	if len(f.pol.CommandDeny) == 0 || f.remote != nil {
+		return Verdict{}, false
+	}
+	if f.programs == nil {
+		f.programs = programsFor(f.pol, processDirs())
+	}
+	if f.programs.err != nil {
+		return Verdict{Blocked: true, Command: text.String(), Reason: f.programs.err.Error()}, true
+	}
+	if name := f.programs.identityName(f.pol, argv[0], f.cachePaths); name != "" {
+		argv[0] = name
+	}
+	return Verdict{}, false
 }
 
 // inner judges what a command runs: the command behind a wrapper, the

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -22,7 +23,8 @@ func TestRuntimeExecDeny(t *testing.T) {
 			probe, err := os.ReadFile(filepath.Join(bin, "netprobe"))
 			must(t, err)
 			for _, name := range []string{"mytool", "multi", "other"} {
-				must(t, os.WriteFile(filepath.Join(binDir, name), probe, 0o755))
+				// Each its own program: a copy of mytool would be mytool.
+				must(t, os.WriteFile(filepath.Join(binDir, name), append(slices.Clip(probe), name...), 0o755))
 			}
 			must(t, os.Symlink("multi", filepath.Join(binDir, "alias")))
 			must(t, os.Chown(binDir, u.uid, u.uid))
@@ -60,7 +62,7 @@ func TestSharedBinaryAccepted(t *testing.T) {
 	must(t, os.MkdirAll(binDir, 0o755))
 	probe, err := os.ReadFile(filepath.Join(bin, "netprobe"))
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(binDir, "multi"), probe, 0o755))
+	must(t, os.WriteFile(filepath.Join(binDir, "multi"), append(probe, "multi"...), 0o755)) // not a copy of ./netprobe
 	must(t, os.Symlink("multi", filepath.Join(binDir, "alias")))
 	env := []string{"PATH=" + binDir + ":/usr/bin:/bin"}
 	r := w.fence(t, "", env, "--", "./netprobe", "exec", "alias")

@@ -4,9 +4,11 @@ package linux_test
 
 import (
 	"debug/elf"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 )
@@ -133,4 +135,60 @@ func TestExecShebang(t *testing.T) {
 			check(t, r, 0, `^hello a\n$`, "")
 		})
 	}
+}
+
+// BenchmarkExecJudged is the cost of one exec the supervisor judges in
+// argv mode, timed in the sandbox by a program that execs b.N times in a
+// loop, each exec failing so that nothing forks: under
+// runtimeExecPolicy "path" (no notification: the syscall alone), and in
+// argv mode a program allowed (the kernel then fails to find it), a
+// script whose interpreter line is judged too (its interpreter is
+// missing), and git push (refused). allowed-us less path-us is what
+// argv mode adds to an allowed exec; the kernel reads argv again only
+// after fence's answer, so it is also the window in which another
+// thread can rewrite argv after fence read it.
+func BenchmarkExecJudged(b *testing.B) {
+	helper, err := execformsBin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "fence-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	h, err := os.ReadFile(helper)
+	if err != nil {
+		b.Fatal(err)
+	}
+	files := map[string]string{
+		"execforms":  string(h),
+		"script":     "#!/nonexistent/interpreter -x\n",
+		"path.jsonc": `{"command": {"deny": ["git push"]}}`,
+		"argv.jsonc": `{"command": {"deny": ["git push"], "runtimeExecPolicy": "argv"}}`,
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := max(b.N, 1000)
+	run := func(mode string, argv ...string) float64 {
+		args := append([]string{"-s", filepath.Join(dir, mode+".jsonc"), "--", "./execforms", "bench", strconv.Itoa(n)}, argv...)
+		cmd := exec.Command(filepath.Join(bin, "fence"), args...)
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		var ns float64
+		if _, serr := fmt.Sscanf(string(out), "%g ns/exec", &ns); err != nil || serr != nil {
+			b.Fatalf("%s %q: %v %v\n%s", mode, argv, err, serr, out)
+		}
+		return ns / 1000
+	}
+	b.ResetTimer()
+	path := run("path", "/nonexistent/git", "status")
+	b.ReportMetric(path, "path-us")
+	b.ReportMetric(run("argv", "/nonexistent/git", "status"), "allowed-us")
+	b.ReportMetric(run("argv", "./script"), "script-us")
+	b.ReportMetric(run("argv", "/usr/bin/git", "push"), "refused-us")
+	b.ReportMetric(0, "ns/op")
 }

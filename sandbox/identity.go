@@ -221,7 +221,7 @@ func (t *programs) scanDir(p *policy.Policy, dir string) {
 		k := keyOf(fi)
 		name, ok := t.files[k]
 		if !ok {
-			if name = t.copyOf(path, fi); name == "" {
+			if name = t.copyOf(path, fi.Size()); name == "" {
 				continue
 			}
 			t.files[k] = name
@@ -274,10 +274,22 @@ func (t *programs) settle() {
 
 // copyOf is the denied program whose copy the file at path is, or "":
 // only a file of the same size is read.
-func (t *programs) copyOf(path string, fi os.FileInfo) string {
-	for _, i := range t.sizes[fi.Size()] {
+func (t *programs) copyOf(path string, size int64) string {
+	if len(t.sizes[size]) == 0 {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	return t.copyOfFile(f, size)
+}
+
+func (t *programs) copyOfFile(f *os.File, size int64) string {
+	for _, i := range t.sizes[size] {
 		id := &t.list[i]
-		if !id.MultiCall && t.sameContent(id, path) {
+		if !id.MultiCall && t.sameContent(id, f) {
 			return id.Name
 		}
 	}
@@ -286,22 +298,22 @@ func (t *programs) copyOf(path string, fi os.FileInfo) string {
 
 // sameContent compares a file with a program of the same size: by build
 // ID when the program has one, else by hash.
-func (t *programs) sameContent(id *ProgramIdentity, path string) bool {
+func (t *programs) sameContent(id *ProgramIdentity, f *os.File) bool {
 	if id.BuildID == "" && id.SHA256 == "" {
-		if bid, err := BuildID(id.Path); err == nil && bid != "" {
-			id.BuildID = bid
-		} else if sum, err := fileSHA256(id.Path); err == nil {
-			id.SHA256 = sum
-		} else {
+		own, err := os.Open(id.Path)
+		if err != nil {
 			return false
 		}
+		id.BuildID = buildIDOf(own)
+		if id.BuildID == "" {
+			id.SHA256 = sha256Of(own)
+		}
+		own.Close()
 	}
 	if id.BuildID != "" {
-		bid, err := BuildID(path)
-		return err == nil && bid == id.BuildID
+		return buildIDOf(f) == id.BuildID
 	}
-	sum, err := fileSHA256(path)
-	return err == nil && sum == id.SHA256
+	return id.SHA256 != "" && sha256Of(f) == id.SHA256
 }
 
 // nameOf is the denied name of the program at path (a file's path, as
@@ -351,9 +363,28 @@ func (t *programs) identify(path string) string {
 	if name, ok := t.contents[ck]; ok {
 		return name
 	}
-	name := t.copyOf(path, fi)
+	name := t.copyOf(path, fi.Size())
 	t.contents[ck] = name
 	return name
+}
+
+// DeniedProgram is the command name of p's deny rules that the open
+// program f is by identity (the file, or a copy of it), or "": for argv
+// mode, which judges the file the kernel is about to run whatever its
+// name.
+func DeniedProgram(p *policy.Policy, f *os.File) string {
+	t := programsFor(p, processDirs())
+	fi, err := f.Stat()
+	if len(t.list) == 0 || err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	k := keyOf(fi)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if name, ok := t.files[k]; ok {
+		return name
+	}
+	return t.copyOfFile(f, fi.Size())
 }
 
 func keyOf(fi os.FileInfo) fileKey {
@@ -371,23 +402,27 @@ func BuildID(path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	return buildIDOf(f), nil
+}
+
+func buildIDOf(f *os.File) string {
 	var magic [4]byte
-	if _, err := io.ReadFull(f, magic[:]); err != nil || string(magic[:]) != elf.ELFMAG {
-		return "", nil
+	if _, err := f.ReadAt(magic[:], 0); err != nil || string(magic[:]) != elf.ELFMAG {
+		return ""
 	}
 	ef, err := elf.NewFile(f)
 	if err != nil {
-		return "", nil
+		return ""
 	}
 	s := ef.Section(".note.gnu.build-id")
 	if s == nil {
-		return "", nil
+		return ""
 	}
 	data, err := s.Data()
 	if err != nil {
-		return "", err
+		return ""
 	}
-	return parseBuildIDNote(data, ef.ByteOrder), nil
+	return parseBuildIDNote(data, ef.ByteOrder)
 }
 
 // parseBuildIDNote reads an NT_GNU_BUILD_ID note: namesz, descsz, type,
@@ -409,17 +444,12 @@ func parseBuildIDNote(data []byte, bo binary.ByteOrder) string {
 	return ""
 }
 
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
+func sha256Of(f *os.File) string {
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {
+		return ""
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // identityName is the denied name a command name stands for by identity,

@@ -172,3 +172,24 @@ func BenchmarkIdentity(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(tab.list)), "programs")
 }
+
+// TestDeniedProgram: an open file is known by its identity, whatever its
+// name, as argv mode sees the program the kernel runs.
+func TestDeniedProgram(t *testing.T) {
+	dir, p := identityWorld(t)
+	for _, tt := range []struct{ path, want string }{
+		{"bin/mytool", "mytool"},
+		{"bin/hardlink", "mytool"},
+		{"outside", "mytool"},
+		{"bin/other", ""},
+	} {
+		f, err := os.Open(filepath.Join(dir, tt.path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := DeniedProgram(p, f); got != tt.want {
+			t.Errorf("DeniedProgram(%s) = %q, want %q", tt.path, got, tt.want)
+		}
+		f.Close()
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -190,5 +191,51 @@ func BenchmarkExecJudged(b *testing.B) {
 	b.ReportMetric(run("argv", "/nonexistent/git", "status"), "allowed-us")
 	b.ReportMetric(run("argv", "./script"), "script-us")
 	b.ReportMetric(run("argv", "/usr/bin/git", "push"), "refused-us")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkExecArgvRace measures the race argv mode does not close: a
+// process execs /bin/echo public while another of its threads writes
+// "secret" over that argument, again and again, under a policy denying
+// echo secret. won-% is the share of execs that ran echo secret anyway
+// (fence read "public", the kernel then read "secret"); refused-% those
+// fence saw "secret" in.
+func BenchmarkExecArgvRace(b *testing.B) {
+	helper, err := execformsBin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "fence-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	h, err := os.ReadFile(helper)
+	if err != nil {
+		b.Fatal(err)
+	}
+	settings := filepath.Join(dir, "race.jsonc")
+	if err := os.WriteFile(filepath.Join(dir, "execforms"), h, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(settings, []byte(`{"command": {"deny": ["echo secret"], "runtimeExecPolicy": "argv"}}`), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	n := max(b.N, 200)
+	cmd := exec.Command(filepath.Join(bin, "fence"), "-s", settings, "--", "./execforms", "race", strconv.Itoa(n))
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	var won, total int
+	for _, line := range strings.Split(string(out), "\n") {
+		if _, serr := fmt.Sscanf(line, "%d of %d execs", &won, &total); serr == nil {
+			break
+		}
+	}
+	if err != nil || total != n {
+		b.Fatalf("%v\n%s", err, out)
+	}
+	refused := strings.Count(string(out), `matches command.deny "echo secret"`)
+	b.ReportMetric(100*float64(won)/float64(n), "won-%")
+	b.ReportMetric(100*float64(refused)/float64(n), "refused-%")
 	b.ReportMetric(0, "ns/op")
 }

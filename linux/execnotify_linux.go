@@ -21,12 +21,23 @@ import (
 
 // With runtimeExecPolicy "argv", a second seccomp filter hands every
 // execve and execveat in the sandbox to the supervisor, which reads the
-// program and its argv from the process's memory and lets the call
-// continue or fails it with EPERM. The read-then-continue order has a
-// known race: another thread of the same process can change the argv
-// memory after fence read it and before the kernel does, so this layer
-// stops what a program runs in the ordinary way (a child `git push`),
-// not a process that races its own exec on purpose.
+// program and its argv from the process's memory, judges what the
+// kernel will run (the file behind an fd, a script's interpreter line,
+// the program a dynamic loader runs), and lets the call continue or
+// fails it with EPERM.
+//
+// The read-then-continue order has a race that seccomp offers no way to
+// close (a notification cannot hand the kernel the argv fence judged):
+// another thread of the process, or a process sharing its memory, can
+// change argv after fence read it and before the kernel copies it, a
+// window as long as the judging (BenchmarkExecJudged, about 35 us), which
+// a thread rewriting one argument in a loop wins about a third of the
+// time (BenchmarkExecArgvRace). Refusing the execs of multi-threaded
+// callers would not close it (memory is shared in other ways too) and
+// would refuse every Go, Java or Node program. So this layer stops what
+// a program runs in the ordinary way (a child `git push`), not a process
+// that races its own exec on purpose: the network policy is the
+// boundary for that.
 
 // Kernel structures of seccomp user notification.
 type seccompData struct {

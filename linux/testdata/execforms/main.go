@@ -7,6 +7,9 @@
 //	execforms memfd PATH ARGS...   execveat of a memfd holding a copy of PATH
 //	execforms dirfd DIR NAME ARGS...  execveat(open(DIR), NAME, 0)
 //	execforms bench N PATH ARGS... exec PATH N times, each failing, print ns/exec
+//	execforms race N               N times, exec /bin/echo public while another
+//	                               thread rewrites "public" to "secret"; print
+//	                               how often echo said secret
 //
 // argv[0] of the fd forms is "prog", so that only the file tells what
 // runs. A refused exec prints "error: " and the errno's text, and exits 0.
@@ -16,8 +19,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -51,6 +56,10 @@ func main() {
 		}
 	case "bench":
 		err = bench(target, os.Args[3:])
+	case "race":
+		err = race(target)
+	case "racer":
+		err = racer()
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
 	}
@@ -123,4 +132,41 @@ func bench(count string, argv []string) error {
 	}
 	fmt.Printf("%d ns/exec\n", time.Since(start).Nanoseconds()/int64(n))
 	return nil
+}
+
+// race runs racer n times and counts the runs in which echo printed
+// the word it was not started with.
+func race(count string) error {
+	n, err := strconv.Atoi(count)
+	if err != nil {
+		return err
+	}
+	won := 0
+	for i := 0; i < n; i++ {
+		out, _ := exec.Command("/proc/self/exe", "racer", "x").CombinedOutput()
+		if strings.Contains(string(out), "secret") {
+			won++
+		}
+	}
+	fmt.Printf("%d of %d execs ran the rewritten argv\n", won, n)
+	return nil
+}
+
+// racer execs /bin/echo public while another thread writes "secret"
+// and "public" into that argument's memory, over and over.
+func racer() error {
+	word := []byte("public\x00")
+	argv := []*byte{&word[0], &word[0], nil}
+	word0, _ := unix.BytePtrFromString("/bin/echo")
+	argv[0] = word0
+	env, _ := cStrings(os.Environ())
+	go func() {
+		for {
+			copy(word, "secret")
+			copy(word, "public")
+		}
+	}()
+	_, _, e := unix.Syscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(word0)),
+		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&env[0])))
+	return e
 }

@@ -79,11 +79,12 @@ type contentKey struct {
 
 // programs is the table of denied programs of one policy and PATH.
 type programs struct {
-	dirs  string // the searched directories, joined: the table's key
-	list  []ProgramIdentity
-	err   error
-	files map[fileKey]string // every file found to be a denied program -> its name
-	sizes map[int64][]int    // size -> indexes in list
+	dirs   string   // the searched directories, joined: the table's key
+	search []string // the PATH's and standard directories, then git's exec-path
+	list   []ProgramIdentity
+	err    error
+	files  map[fileKey]string // every file found to be a denied program -> its name
+	sizes  map[int64][]int    // size -> indexes in list
 	// aliases are the names in the searched directories that are a
 	// denied program under a name no rule has (perl5.36.0 for perl).
 	aliases     map[string]string
@@ -172,6 +173,7 @@ func findPrograms(p *policy.Policy, dirs []string, deadline time.Time) *programs
 			search = append(search, real)
 		}
 	}
+	t.search = search
 	for _, name := range names {
 		for _, target := range findExecutables(name, search) {
 			fi, err := os.Stat(target)
@@ -238,9 +240,20 @@ func (t *programs) note(p *policy.Policy, name, path, base string, k fileKey) {
 		id.Other = append(id.Other, real)
 		id.keys = append(id.keys, k)
 	}
-	if base != name && !p.CommandNamed(base) && !slices.Contains(id.aliases, base) {
+	if base != name && !p.CommandNamed(base) && !slices.Contains(id.aliases, base) && t.firstOnPath(base) == filepath.Dir(path) {
 		id.aliases = append(id.aliases, base)
 	}
+}
+
+// firstOnPath is the directory of the searched ones where the command
+// name is found first.
+func (t *programs) firstOnPath(name string) string {
+	for _, d := range t.search {
+		if _, err := os.Lstat(filepath.Join(d, name)); err == nil {
+			return d
+		}
+	}
+	return ""
 }
 
 // maxAliases is how many other names a program may have before it is

@@ -31,7 +31,11 @@ func identityWorld(t testing.TB) (dir string, p *policy.Policy) {
 	must(os.WriteFile(filepath.Join(bin, "other"), []byte("#!/bin/sh\necho the other tool\n"), 0o755)) // same size
 	must(os.WriteFile(filepath.Join(dir, "outside"), tool, 0o755))                                     // a copy off the PATH
 	must(os.Symlink(filepath.Join(bin, "mytool"), filepath.Join(dir, "g")))
-	t.Setenv("PATH", bin)
+	// A copy later on the PATH than a program of the same name: the name
+	// is that program's.
+	must(os.Mkdir(filepath.Join(dir, "late"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "late", "other"), tool, 0o755))
+	t.Setenv("PATH", bin+":"+filepath.Join(dir, "late"))
 	p = policy.Compile(policy.Config{Command: policy.Command{Deny: []string{"mytool", "mytool push"}}},
 		policy.Env{Dir: dir, Home: "/h", Origin: func(key, value string) string { return "test config" }})
 	return dir, p
@@ -47,6 +51,7 @@ func TestIdentity(t *testing.T) {
 		{"symlink", "mytool"},
 		{"copy", "mytool"},
 		{"other", ""},
+		{"late/other", "mytool"},
 		{"./g push", "mytool"},
 		{"./outside", "mytool"},
 		{dir + "/bin/copy", "mytool"},

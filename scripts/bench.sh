@@ -69,8 +69,8 @@ rm -rf "$sni_dir"
 echo "== sandbox start-up in Go: true, unshare -Urmnp -f true, an empty Go program, the design's floor, fence -t code -- true (median-ms)"
 go test ./linux -run '^$' -bench 'True|GoEmpty' -benchtime "${runs}x"
 go test ./linux -run '^$' -bench 'ProxyHandover' -benchmem
-echo "== argv mode: one exec the supervisor judges, in us (path-us: the same failing exec unjudged; allowed, a script's interpreter line, refused)"
-go test ./linux -run '^$' -bench ExecJudged -benchtime 5000x
+echo "== argv mode: one exec the supervisor judges, in us (path-us: the same failing exec unjudged; allowed, a script's interpreter line, refused), and how often a thread rewriting argv wins the race"
+go test ./linux -run '^$' -bench 'ExecJudged|ExecArgvRace' -benchtime 2000x
 
 root=$PWD
 work=$(mktemp -d)

@@ -63,12 +63,13 @@ const LoaderWrapper = "ld.so"
 
 // IsLoader reports whether a program's base name is a dynamic loader's:
 // ld.so and ld.so.N, ld64.so.N, ld-*.so and ld-*.so.N (ld-linux-*,
-// ld-musl-*, and the versioned ld-2.31.so of older glibc).
+// ld-musl-*, and the versioned ld-2.31.so of older glibc), and musl's
+// libc.musl-*.so.1, the file its loader's name links to.
 func IsLoader(name string) bool {
 	if wrappers[name] != nil && strings.HasPrefix(name, "ld") {
 		return true
 	}
-	for _, pattern := range []string{"ld.so.*", "ld64.so.*", "ld-*.so", "ld-*.so.*"} {
+	for _, pattern := range []string{"ld.so.*", "ld64.so.*", "ld-*.so", "ld-*.so.*", "libc.musl-*.so.1"} {
 		if ok, _ := path.Match(pattern, name); ok {
 			return true
 		}

@@ -54,11 +54,12 @@ func TestIsLoader(t *testing.T) {
 		{"ld.so", true},
 		{"ld.so.1", true},
 		{"ld64.so.2", true},
+		{"libc.musl-x86_64.so.1", true},
+		{"libc.so.6", false},
 		{"ld", false},
 		{"ldd", false},
 		{"ld.gold", false},
 		{"ld.bfd", false},
-		{"libc.so.6", false},
 		{"git", false},
 	}
 	for _, tt := range tests {

@@ -69,19 +69,20 @@ const (
 )
 
 // TestExecLoader: the dynamic loader running git is judged as git, in
-// preflight (125) and at exec, by its name or by its name's pattern.
+// preflight (125) and at exec, by its name, by its name's pattern, or
+// (a copy under another name) by its DT_SONAME.
 func TestExecLoader(t *testing.T) {
 	loader := gitLoader(t)
 	for _, u := range users(t) {
 		t.Run(u.name, func(t *testing.T) {
 			ld, err := os.ReadFile(loader)
 			must(t, err)
-			w := execWorld(t, u, map[string]string{"ld-copy.so.1": string(ld)})
+			w := execWorld(t, u, map[string]string{"ld-copy.so.1": string(ld), "mytool": string(ld)})
 			r := w.fence(t, "", nil, "-c", loader+" /usr/bin/git push origin")
 			check(t, r, 125, "", `^fence: blocked ".*/usr/bin/git push origin": matches command.deny "git push"`)
 			r = w.fence(t, "", nil, "--", loader, "--library-path", "/lib", "/usr/bin/git", "push")
 			check(t, r, 125, "", `^fence: blocked ".*/usr/bin/git push": matches command.deny "git push"`)
-			for _, l := range []string{loader, "./ld-copy.so.1"} {
+			for _, l := range []string{loader, "./ld-copy.so.1", "./mytool"} {
 				r = w.fence(t, "", nil, "--", "./netprobe", "exec", l, "/usr/bin/git", "push", "origin")
 				check(t, r, 0, refused, `(?m)^fence: blocked ".*/usr/bin/git push origin": `+pushRule)
 			}

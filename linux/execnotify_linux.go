@@ -2,6 +2,7 @@ package linux
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -202,6 +203,9 @@ func judgeFile(rules *policy.Policy, pid uint32, f *os.File, filename string, ar
 	n, _ := f.ReadAt(buf, 0)
 	interp, next, ok := shebangArgv(buf[:n], filename, argv)
 	if !ok {
+		if isLoaderELF(f, buf[:n]) {
+			return judgeAs(rules, sandbox.LoaderWrapper, argv)
+		}
 		return sandbox.Verdict{}
 	}
 	if v := judgeAs(rules, interp, next); v.Blocked {
@@ -307,6 +311,44 @@ func procSelf(p string) string {
 		return fmt.Sprintf("fd/%d", i)
 	}
 	return ""
+}
+
+// isLoaderELF reports whether f, starting with head, is a dynamic loader
+// under any name (a copy of ld-linux-x86-64.so.2 called mytool): an ELF
+// file without an interpreter of its own whose DT_SONAME is a loader's.
+// Only a file with no PT_INTERP but a PT_DYNAMIC (a loader, or a static
+// PIE) is parsed further, so an ordinary program costs one read.
+func isLoaderELF(f *os.File, head []byte) bool {
+	if len(head) < 64 || string(head[:4]) != "\x7fELF" || head[4] != 2 || head[5] != 1 {
+		return false // not a 64-bit little-endian ELF file
+	}
+	phoff := binary.LittleEndian.Uint64(head[32:])
+	phentsize, phnum := int(binary.LittleEndian.Uint16(head[54:])), int(binary.LittleEndian.Uint16(head[56:]))
+	if phentsize < 56 || phnum == 0 || phnum > 256 {
+		return false
+	}
+	phdrs := make([]byte, phentsize*phnum)
+	if _, err := f.ReadAt(phdrs, int64(phoff)); err != nil {
+		return false
+	}
+	dynamic := false
+	for i := 0; i < phnum; i++ {
+		switch elf.ProgType(binary.LittleEndian.Uint32(phdrs[i*phentsize:])) {
+		case elf.PT_INTERP:
+			return false
+		case elf.PT_DYNAMIC:
+			dynamic = true
+		}
+	}
+	if !dynamic {
+		return false
+	}
+	e, err := elf.NewFile(f)
+	if err != nil {
+		return false
+	}
+	names, err := e.DynString(elf.DT_SONAME)
+	return err == nil && len(names) == 1 && sandbox.IsLoader(names[0])
 }
 
 // binprmBufSize is how much of a file the kernel reads to find an

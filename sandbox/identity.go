@@ -81,6 +81,7 @@ type contentKey struct {
 type programs struct {
 	dirs   string   // the searched directories, joined: the table's key
 	search []string // the PATH's and standard directories, then git's exec-path
+	dirent []byte   // scanDir's buffer
 	list   []ProgramIdentity
 	err    error
 	files  map[fileKey]string // every file found to be a denied program -> its name
@@ -208,36 +209,27 @@ func findPrograms(p *policy.Policy, dirs []string, deadline time.Time) *programs
 	return t
 }
 
-// scanDir finds the other names of the table's programs in dir.
-func (t *programs) scanDir(p *policy.Policy, dir string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
-		fi, err := os.Stat(path) // after symlinks
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
+// entry judges one file of a searched directory: path (named base in
+// dir) is file k of the given size, found through a symlink when link is
+// set. It is another name of a denied program when it is one of the
+// files found, or a copy of one.
+func (t *programs) entry(p *policy.Policy, path, base string, k fileKey, size int64, link bool) {
+	name, ok := t.files[k]
+	if !ok {
+		if name = t.copyOf(path, size); name == "" {
+			return
 		}
-		k := keyOf(fi)
-		name, ok := t.files[k]
-		if !ok {
-			if name = t.copyOf(path, fi.Size()); name == "" {
-				continue
+		t.files[k] = name
+		if link {
+			if real, err := filepath.EvalSymlinks(path); err == nil {
+				path, link = real, false
 			}
-			t.files[k] = name
 		}
-		t.note(p, name, path, e.Name(), k)
 	}
-}
-
-// note records path (named base) as another name of the program name.
-func (t *programs) note(p *policy.Policy, name, path, base string, k fileKey) {
 	i := slices.IndexFunc(t.list, func(id ProgramIdentity) bool { return id.Name == name })
 	id := &t.list[i]
-	if real, err := filepath.EvalSymlinks(path); err == nil && real != id.Path && !slices.Contains(id.Other, real) {
-		id.Other = append(id.Other, real)
+	if !link && path != id.Path && !slices.Contains(id.Other, path) {
+		id.Other = append(id.Other, path)
 		id.keys = append(id.keys, k)
 	}
 	if base != name && !p.CommandNamed(base) && !slices.Contains(id.aliases, base) && t.firstOnPath(base) == filepath.Dir(path) {

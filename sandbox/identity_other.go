@@ -1,0 +1,26 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/fence-sandbox/fence/policy"
+)
+
+// scanDir finds the other names of the table's programs in dir.
+func (t *programs) scanDir(p *policy.Policy, dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		fi, err := os.Stat(path) // after symlinks
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		t.entry(p, path, e.Name(), keyOf(fi), fi.Size(), e.Type()&os.ModeSymlink != 0)
+	}
+}

@@ -24,6 +24,9 @@ go test ./policy -run '^$' -bench . -benchmem
 echo "== command preflight of a 2 KB command line, fully parsed and screened (the target is 200 us)"
 go test ./sandbox -run '^$' -bench Preflight2KB -benchmem -count 5
 
+echo "== the programs the code template's deny rules name, and their other names (links, copies) on this PATH and git's exec-path, found at start (the target is 0.3 ms)"
+go test ./sandbox -run '^$' -bench 'Identity$' -benchmem
+
 echo "== the environment of a run sanitized by the code template's 70 patterns"
 go test ./sandbox -run '^$' -bench SanitizeEnv -benchmem
 

@@ -196,8 +196,10 @@ func judgeFile(rules *policy.Policy, pid uint32, f *os.File, filename string, ar
 				"command.runtimeExecPolicy \"argv\" cannot tell what it is, so it refuses it: "+
 				"run the program from a file, or use runtimeExecPolicy \"path\"", strings.TrimPrefix(name, "/"))}
 	}
-	if v := judgeAs(rules, name, argv); v.Blocked {
-		return v
+	if path.Base(name) != path.Base(filename) { // judged by that name already
+		if v := judgeAs(rules, name, argv); v.Blocked {
+			return v
+		}
 	}
 	buf := make([]byte, binprmBufSize)
 	n, _ := f.ReadAt(buf, 0)

@@ -476,7 +476,7 @@ func (t *programs) identityName(p *policy.Policy, name string, cache bool) strin
 // identityInText reports whether text holds another name of a denied
 // program, or a path to one, as a word: for mayDeny, which looks for the
 // rules' own names.
-func (t *programs) identityInText(p *policy.Policy, text string) bool {
+func (t *programs) identityInText(p *policy.Policy, text string, cache bool) bool {
 	if len(t.list) == 0 {
 		return false
 	}
@@ -498,7 +498,9 @@ func (t *programs) identityInText(p *policy.Policy, text string) bool {
 		for end < len(text) && !shellBreak(text[end]) {
 			end++
 		}
-		if w := text[start:end]; !strings.ContainsAny(w, "*?[$`") && t.identityName(p, w, true) != "" {
+		// A path whose name is a rule's is judged by that name anyway:
+		// finding it here only parses the line.
+		if w := text[start:end]; !strings.ContainsAny(w, "*?[$`") && t.nameOf(p.Dir, w, cache) != "" {
 			return true
 		}
 		i = end

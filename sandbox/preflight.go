@@ -58,12 +58,16 @@ var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant
 // in src: src, with quotes and backslashes removed, holds every needle
 // of the rule. A word of a command is there whole in that text, between
 // characters that cannot be part of a name.
-func mayDeny(p *policy.Policy, src string) bool {
+func mayDeny(p *policy.Policy, src string) bool { return mayDenyCached(p, src, true) }
+
+// mayDenyCached is mayDeny, keeping what the paths in src are for the
+// run when cache is set.
+func mayDenyCached(p *policy.Policy, src string, cache bool) bool {
 	text := unquoted(src)
 	if !mayDenyByName(p, text) {
 		// Another name of a denied program, or a path to one (see
 		// identity.go).
-		return programsFor(p, processDirs()).identityInText(p, text)
+		return programsFor(p, processDirs()).identityInText(p, text, cache)
 	}
 	return true
 }
@@ -181,7 +185,7 @@ func (f *preflight) shell(src string, context lazyText, depth int) Verdict {
 	if depth > maxNesting {
 		return f.dynamic(context, "shells nested too deep")
 	}
-	if !f.unscreened && f.remote == nil && f.pol.CommandDynamic != "deny" && !mayDeny(f.pol, src) {
+	if !f.unscreened && f.remote == nil && f.pol.CommandDynamic != "deny" && !mayDenyCached(f.pol, src, f.cachePaths) {
 		// No deny rule finds all the words it needs in the text, even with
 		// quotes and escapes taken away; what the parser could still find
 		// would be built at run time, which command.dynamic "allow" lets

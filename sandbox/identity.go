@@ -38,9 +38,9 @@ var GitExecPaths = []string{"/usr/lib/git-core", "/usr/libexec/git-core"}
 // ProgramIdentity is one file a denied command name denotes, and the
 // other names it has in the searched directories.
 type ProgramIdentity struct {
-	Name    string   `json:"name"`  // the rule's command name
-	Path    string   `json:"path"`  // the file, its links resolved
-	Other   []string `json:"other"` // other paths to the same program (hard links, symlinks, copies)
+	Name    string   `json:"name"`            // the rule's command name
+	Path    string   `json:"path"`            // the file, its links resolved
+	Other   []string `json:"other,omitempty"` // other paths to the same program (hard links, symlinks, copies)
 	Dev     uint64   `json:"dev"`
 	Ino     uint64   `json:"ino"`
 	Size    int64    `json:"size"`
@@ -228,7 +228,8 @@ func (t *programs) entry(p *policy.Policy, path, base string, k fileKey, size in
 	}
 	i := slices.IndexFunc(t.list, func(id ProgramIdentity) bool { return id.Name == name })
 	id := &t.list[i]
-	if !link && path != id.Path && !slices.Contains(id.Other, path) {
+	primary := slices.ContainsFunc(t.list, func(id ProgramIdentity) bool { return id.Path == path })
+	if !link && !primary && !slices.Contains(id.Other, path) {
 		id.Other = append(id.Other, path)
 		id.keys = append(id.keys, k)
 	}

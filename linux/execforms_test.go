@@ -94,12 +94,15 @@ func TestExecLoader(t *testing.T) {
 
 // TestExecFd: an exec of an fd (execveat AT_EMPTY_PATH, /proc/self/fd/N)
 // or from a directory fd is judged by the file behind it, whatever
-// argv[0] says; a memfd is refused, named, with the way to allow it.
+// argv[0] says, a copy of git under another name included; a memfd is
+// refused, named, with the way to allow it.
 func TestExecFd(t *testing.T) {
 	for _, u := range users(t) {
 		t.Run(u.name, func(t *testing.T) {
-			w := execWorld(t, u, map[string]string{})
-			for _, form := range [][]string{{"fd", "/usr/bin/git"}, {"procfd", "/usr/bin/git"}, {"dirfd", "/usr/bin", "git"}} {
+			git, err := os.ReadFile("/usr/bin/git")
+			must(t, err)
+			w := execWorld(t, u, map[string]string{"tool": string(git)})
+			for _, form := range [][]string{{"fd", "/usr/bin/git"}, {"procfd", "/usr/bin/git"}, {"dirfd", "/usr/bin", "git"}, {"fd", "tool"}} {
 				r := w.fence(t, "", nil, append(append([]string{"--", "./execforms"}, form...), "push", "origin")...)
 				check(t, r, 0, refused, `(?m)^fence: blocked "git push origin": `+pushRule)
 				r = w.fence(t, "", nil, append(append([]string{"--", "./execforms"}, form...), "status")...)

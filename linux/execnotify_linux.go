@@ -183,7 +183,8 @@ func judgeCall(rules *policy.Policy, c execCall) sandbox.Verdict {
 const maxScripts = 5
 
 // judgeFile judges the open program f of an exec whose argv is argv, by
-// the name of its file and, for a script, by the interpreter line.
+// the name of its file, by the denied program it is (a hard link or a
+// copy under another name) and, for a script, by the interpreter line.
 func judgeFile(rules *policy.Policy, pid uint32, f *os.File, filename string, argv []string, depth int) sandbox.Verdict {
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
@@ -198,6 +199,11 @@ func judgeFile(rules *policy.Policy, pid uint32, f *os.File, filename string, ar
 	}
 	if path.Base(name) != path.Base(filename) { // judged by that name already
 		if v := judgeAs(rules, name, argv); v.Blocked {
+			return v
+		}
+	}
+	if denied := sandbox.DeniedProgram(rules, f); denied != "" { // a hard link or a copy
+		if v := judgeAs(rules, denied, argv); v.Blocked {
 			return v
 		}
 	}

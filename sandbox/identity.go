@@ -52,6 +52,7 @@ type ProgramIdentity struct {
 
 	aliases []string  // its other names no rule has
 	keys    []fileKey // the files of Other
+	links   uint64    // the file's hard links, itself included
 }
 
 // IdentityBudgetError is the search for denied programs cut short by the
@@ -192,11 +193,11 @@ func findPrograms(p *policy.Policy, dirs []string, deadline time.Time) *programs
 			}
 			t.files[k] = name
 			t.sizes[fi.Size()] = append(t.sizes[fi.Size()], len(t.list))
-			t.list = append(t.list, ProgramIdentity{Name: name, Path: target, Dev: k.dev, Ino: k.ino, Size: fi.Size()})
+			t.list = append(t.list, ProgramIdentity{Name: name, Path: target, Dev: k.dev, Ino: k.ino, Size: fi.Size(), links: hardLinks(fi)})
 		}
 	}
-	if len(t.list) == 0 {
-		return t
+	if !slices.ContainsFunc(t.list, func(id ProgramIdentity) bool { return id.links > 1 }) {
+		return t // no program has another name to look for (git, sudo)
 	}
 	for _, d := range search {
 		if time.Now().After(deadline) {

@@ -11,12 +11,12 @@ import (
 	"github.com/fence-sandbox/fence/policy"
 )
 
-// scanDir finds the other names of the table's programs in dir. It runs
+// scanDir finds the hard links of the table's programs in dir. It runs
 // at every start over a thousand files and more, so it reads the
-// directory with getdents64 and stats an entry only when its inode is
-// not already known, with the name in the kernel's buffer: no
-// allocation per file. A symlink whose name is a rule's (git's dashed
-// programs) is left to the rules.
+// directory with getdents64 and judges an entry by the inode the kernel
+// gives with its name, with no system call and no allocation per file
+// (a file system that gives no type is stat-ed). Links and copies under
+// other names are judged when a command uses them (identify), not here.
 func (t *programs) scanDir(p *policy.Policy, dir string) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -49,20 +49,17 @@ func (t *programs) scanDir(p *policy.Policy, dir string) {
 			}
 			switch typ {
 			case unix.DT_REG:
+				// A hard link is known by the inode the directory gives;
+				// a file of another inode is not read here (a copy under
+				// another name is judged when it is used: see identify).
 				if _, ok := t.files[fileKey{dev, ino}]; ok {
 					t.entry(p, filepath.Join(dir, string(name[:end])), string(name[:end]), fileKey{dev, ino}, 0, false)
-					continue
 				}
-				if fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || len(t.sizes[st.Size]) == 0 {
-					continue
-				}
+				continue
 			case unix.DT_LNK:
-				if p.CommandNamed(string(name[:end])) || fstatat(fd, name, &st, 0) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-					continue
-				}
-				if _, ok := t.files[fileKey{uint64(st.Dev), st.Ino}]; !ok && len(t.sizes[st.Size]) == 0 {
-					continue
-				}
+				// A link leads to a file judged by what it is, when it
+				// is used; in path mode the file's mask covers it.
+				continue
 			case unix.DT_UNKNOWN:
 				if fstatat(fd, name, &st, 0) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 					continue

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -58,12 +59,23 @@ func (p *Policy) DecideCommand(argv []string) CommandDecision {
 	if d := p.decideForm(argv); !d.Allowed {
 		return d
 	}
-	for _, form := range commandForms(argv) {
+	for _, form := range commandForms(argv, p.gitSubcommands()) {
 		if d := p.decideForm(form); !d.Allowed {
 			return d
 		}
 	}
 	return CommandDecision{Allowed: true}
+}
+
+// gitSubcommands are the subcommands git deny rules name.
+func (p *Policy) gitSubcommands() []string {
+	var out []string
+	for _, r := range p.CommandDeny {
+		if len(r.Tokens) > 1 && r.Tokens[0] == "git" && !strings.HasPrefix(r.Tokens[1], "-") && !slices.Contains(out, r.Tokens[1]) {
+			out = append(out, r.Tokens[1])
+		}
+	}
+	return out
 }
 
 // decideForm judges one form of a command (see commandForms).
@@ -157,7 +169,9 @@ func ruleNeedles(r CommandRule) []Needle {
 	for k, t := range r.Tokens {
 		n := Needle{Text: t, Word: true}
 		if k == 1 && r.Tokens[0] == "git" {
-			n.Or = plumbingFor(t) // git send-pack is git push too, without the word
+			// git send-pack is git push too, without the word, and so is a
+			// typo help.autocorrect corrects.
+			n.Or = append(plumbingFor(t), "autocorrect")
 		}
 		switch {
 		case r.glob[k]:

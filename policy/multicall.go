@@ -32,15 +32,15 @@ var gitValueOptions = map[string]bool{
 
 // commandForms returns the other forms of argv that name the same job
 // (none for most commands), each starting with the program's name.
-func commandForms(argv []string) [][]string {
+func commandForms(argv, gitSubs []string) [][]string {
 	name := path.Base(argv[0])
 	if sub, ok := strings.CutPrefix(name, "git-"); ok && sub != "" {
 		argv = append([]string{"git", sub}, argv[1:]...)
-		return append([][]string{argv}, gitForms(argv)...)
+		return append([][]string{argv}, gitForms(argv, gitSubs)...)
 	}
 	switch name {
 	case "git":
-		return gitForms(argv)
+		return gitForms(argv, gitSubs)
 	case "coreutils": // a multi-call build: coreutils --coreutils-prog=rm ARGS
 		if len(argv) > 1 {
 			if prog, ok := strings.CutPrefix(argv[1], "--coreutils-prog="); ok && prog != "" {
@@ -56,51 +56,128 @@ func commandForms(argv []string) [][]string {
 }
 
 // gitForms are the forms of a git command line whose subcommand is an
-// alias it defines or a plumbing command.
-func gitForms(argv []string) [][]string {
-	i, aliases := gitSubcommand(argv)
+// alias it defines (followed as git does, through aliases of aliases),
+// a plumbing command, or, with help.autocorrect set on the line, a typo
+// git would correct to a subcommand of subs (the rules' own).
+func gitForms(argv []string, subs []string) [][]string {
+	i, cfg := gitSubcommand(argv)
 	if i < 0 {
 		return nil
 	}
 	var out [][]string
-	sub, rest := argv[i], argv[i+1:]
-	if value, ok := aliases[sub]; ok {
-		if shell, ok := strings.CutPrefix(value, "!"); ok {
-			out = append(out, append(strings.Fields(shell), rest...))
-		} else if words := strings.Fields(value); len(words) > 0 {
-			form := append(append(append([]string{}, argv[:i]...), words...), rest...)
-			out = append(out, form)
-			sub = words[0]
+	head, sub, rest := argv[:i], argv[i], argv[i+1:]
+	for range 8 { // git refuses a loop of aliases; fence stops looking
+		value, ok := cfg.aliases[strings.ToLower(sub)]
+		if !ok {
+			break
 		}
+		if shell, ok := strings.CutPrefix(value, "!"); ok {
+			out = append(out, shellForms(splitCmdline(shell), rest)...)
+			break
+		}
+		words := splitCmdline(value)
+		if len(words) == 0 {
+			break
+		}
+		rest = append(words[1:], rest...)
+		sub = words[0]
+		out = append(out, slices.Concat(head, []string{sub}, rest))
 	}
 	if porcelain, ok := GitPlumbing[sub]; ok {
-		out = append(out, append(append(append([]string{}, argv[:i]...), porcelain), rest...))
+		out = append(out, slices.Concat(head, []string{porcelain}, rest))
+	}
+	if cfg.autocorrect {
+		for _, s := range subs {
+			if s != sub && editDistance(sub, s) <= 2 {
+				out = append(out, slices.Concat(head, []string{s}, rest))
+			}
+		}
 	}
 	return out
 }
 
+// shellForms are the commands a "!" alias runs: its words, and the
+// string of a `sh -c` in them, with a leading env and its assignments
+// taken off (preflight unwraps the rest).
+func shellForms(words, rest []string) [][]string {
+	for len(words) > 0 && (path.Base(words[0]) == "env" || strings.Contains(words[0], "=") && !strings.HasPrefix(words[0], "-")) {
+		words = words[1:]
+	}
+	if len(words) == 0 {
+		return nil
+	}
+	out := [][]string{append(slices.Clone(words), rest...)}
+	if len(words) > 2 && slices.Contains([]string{"sh", "bash", "dash", "zsh"}, path.Base(words[0])) && words[1] == "-c" {
+		out = append(out, shellForms(splitCmdline(words[2]), nil)...)
+	}
+	return out
+}
+
+// gitConfig is what a git command line's -c options set that decides
+// which command runs.
+type gitConfig struct {
+	aliases     map[string]string // by lower-case name, as git's config keys
+	autocorrect bool              // help.autocorrect runs a corrected typo
+}
+
 // gitSubcommand finds the subcommand of a git command line past its
-// global options, and the aliases its -c options define; -1 when there
-// is none.
-func gitSubcommand(argv []string) (int, map[string]string) {
-	var aliases map[string]string
+// global options, and what its -c options set; -1 when there is none.
+func gitSubcommand(argv []string) (int, gitConfig) {
+	cfg := gitConfig{aliases: map[string]string{}}
 	for i := 1; i < len(argv); i++ {
 		a := argv[i]
 		if !strings.HasPrefix(a, "-") {
-			return i, aliases
+			return i, cfg
 		}
 		if !gitValueOptions[a] || i+1 >= len(argv) {
 			continue
 		}
 		i++
-		if key, value, ok := strings.Cut(argv[i], "="); ok && a == "-c" && strings.HasPrefix(strings.ToLower(key), "alias.") {
-			if aliases == nil {
-				aliases = map[string]string{}
-			}
-			aliases[key[len("alias."):]] = value
+		key, value, ok := strings.Cut(argv[i], "=")
+		if !ok || a != "-c" {
+			continue
+		}
+		switch key = strings.ToLower(key); {
+		case strings.HasPrefix(key, "alias."):
+			cfg.aliases[key[len("alias."):]] = value
+		case key == "help.autocorrect":
+			cfg.autocorrect = !slices.Contains([]string{"0", "false", "no", "off", "never", "show"}, strings.ToLower(value))
 		}
 	}
-	return -1, aliases
+	return -1, cfg
+}
+
+// splitCmdline splits an alias value as git does: at blanks, with
+// single and double quotes and backslashes.
+func splitCmdline(s string) []string {
+	var out []string
+	var b strings.Builder
+	inWord, quote := false, byte(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote == 0 && (c == '\'' || c == '"'):
+			quote, inWord = c, true
+		case c == '\\' && quote != '\'' && i+1 < len(s):
+			i++
+			b.WriteByte(s[i])
+			inWord = true
+		case quote == 0 && (c == ' ' || c == '\t' || c == '\n'):
+			if inWord {
+				out, inWord = append(out, b.String()), false
+				b.Reset()
+			}
+		default:
+			b.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		out = append(out, b.String())
+	}
+	return out
 }
 
 // plumbingFor lists the plumbing commands that do the porcelain

@@ -372,6 +372,13 @@ func TestPreflightGitForms(t *testing.T) {
 		"git -c alias.x=push x":                      true,
 		"/usr/lib/git-core/git-push origin":          true,
 		"git status && git log -1":                   false,
+		"git -c help.autocorrect=1 psuh":             true,
+		"exec -a git-push git origin":                true,
+		"env -S 'git push' origin":                   true,
+		"timeout --signal KILL 50 git push":          true,
+		"nice --adjustment 5 git push":               true,
+		"xargs --max-args 1 git push < /dev/null":    true,
+		"stdbuf --output L git push":                 true,
 	} {
 		if v := PreflightShell(p, src); v.Blocked != blocked {
 			t.Errorf("PreflightShell(%q) blocked %v, want %v", src, v.Blocked, blocked)

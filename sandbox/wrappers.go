@@ -11,13 +11,14 @@ import (
 var wrappers = map[string]func([]word) []word{
 	"env":     skipEnv,
 	"command": skipOpts("", "vV"),
-	"exec":    skipOpts("a", ""),
-	"nice":    skipOpts("n", ""),
+	"exec":    skipExec,
+	"nice":    skipOpts("n", "", "--adjustment"),
 	"nohup":   skipOpts("", ""),
 	"time":    skipOpts("fo", ""),
 	"timeout": skipTimeout,
-	"stdbuf":  skipOpts("ioe", ""),
-	"xargs":   skipOpts("EIaLndPs", ""),
+	"stdbuf":  skipOpts("ioe", "", "--input", "--output", "--error"),
+	"xargs": skipOpts("EIaLndPs", "", "--arg-file", "--delimiter", "--eof", "--replace", "--max-lines", "--max-args",
+		"--max-procs", "--max-chars", "--process-slot-var"),
 	"sudo":    skipOpts("ugCDhprtUT", "lv"),
 	"doas":    skipOpts("uC", ""),
 	"setsid":  skipOpts("", ""),
@@ -111,7 +112,9 @@ func skipLoader(args []word) []word {
 // skipOpts skips leading options; letters in withValue take the next
 // argument as their value; letters in stop mean the wrapper runs nothing
 // (command -v only looks a name up), so nothing is returned.
-func skipOpts(withValue, stop string) func([]word) []word {
+// longWithValue are the long options that take the next argument as
+// their value when written without "=".
+func skipOpts(withValue, stop string, longWithValue ...string) func([]word) []word {
 	return func(args []word) []word {
 		for i := 0; i < len(args); i++ {
 			a := args[i].text
@@ -123,6 +126,9 @@ func skipOpts(withValue, stop string) func([]word) []word {
 			case !strings.HasPrefix(a, "-") || a == "-":
 				return args[i:]
 			case strings.HasPrefix(a, "--"):
+				if slices.Contains(longWithValue, a) {
+					i++ // --signal KILL
+				}
 				continue // --long or --long=value
 			case strings.ContainsAny(a[1:], stop) && stop != "":
 				return nil
@@ -134,14 +140,29 @@ func skipOpts(withValue, stop string) func([]word) []word {
 	}
 }
 
-// skipEnv skips env's options and VAR=value assignments.
+// skipEnv skips env's options and VAR=value assignments. -S (and
+// --split-string) is the command itself, split at blanks, then the rest.
 func skipEnv(args []word) []word {
 	for i := 0; i < len(args); i++ {
 		a := args[i].text
+		split, glued := strings.CutPrefix(a, "--split-string=")
+		if !glued && strings.HasPrefix(a, "-S") && len(a) > 2 {
+			split, glued = a[2:], true
+		}
 		switch {
 		case !args[i].literal:
 			return args[i:]
-		case a == "-u" || a == "-C" || a == "-S" || a == "--unset" || a == "--chdir":
+		case glued || (a == "-S" || a == "--split-string") && i+1 < len(args):
+			if !glued {
+				i++
+				split = args[i].text
+			}
+			var out []word
+			for _, f := range strings.Fields(split) {
+				out = append(out, word{text: f, literal: args[i].literal})
+			}
+			return append(out, args[i+1:]...)
+		case a == "-u" || a == "-C" || a == "--unset" || a == "--chdir":
 			i++
 		case strings.HasPrefix(a, "-") || strings.Contains(a, "="):
 			continue
@@ -152,9 +173,23 @@ func skipEnv(args []word) []word {
 	return nil
 }
 
+// skipExec skips exec's options. git runs the subcommand its argv[0]
+// names (git-push), so `exec -a git-push git` is git push.
+func skipExec(args []word) []word {
+	rest := skipOpts("a", "")(args)
+	for i := 0; i+1 < len(args) && len(rest) > 0; i++ {
+		if args[i].text == "-a" && args[i+1].literal && path.Base(rest[0].text) == "git" {
+			if sub, ok := strings.CutPrefix(path.Base(args[i+1].text), "git-"); ok && sub != "" {
+				return append([]word{rest[0], {text: sub, literal: true}}, rest[1:]...)
+			}
+		}
+	}
+	return rest
+}
+
 // skipTimeout skips timeout's options and its duration.
 func skipTimeout(args []word) []word {
-	rest := skipOpts("sk", "")(args)
+	rest := skipOpts("sk", "", "--signal", "--kill-after")(args)
 	if len(rest) > 0 {
 		return rest[1:]
 	}

@@ -138,3 +138,21 @@ func TestRuntimeExecOneLine(t *testing.T) {
 		})
 	}
 }
+
+// TestRuntimeExecGitArgv0: git runs the subcommand its argv[0] names, so
+// an exec of git with argv[0] git-push is refused as git push in argv
+// mode, and exec -a git-push git at preflight.
+func TestRuntimeExecGitArgv0(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash not found")
+	}
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"command": {"deny": ["git push"], "runtimeExecPolicy": "argv"}}`)
+			r := w.fence(t, "", nil, "--", "bash", "-c", `x=git; exec -a $x-push $x origin`)
+			check(t, r, 126, "", `(?m)^fence: blocked "git push origin": matches command.deny "git push" .*\(at exec\)$`)
+			r = w.fence(t, "", nil, "--", "bash", "-c", `exec -a git-push git origin`)
+			check(t, r, 125, "", `^fence: blocked .*matches command.deny "git push"`)
+		})
+	}
+}

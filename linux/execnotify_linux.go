@@ -231,7 +231,8 @@ func judgeFile(rules *policy.Policy, pid uint32, f *os.File, filename string, ar
 }
 
 // judgeAs judges argv with the program prog in argv[0]'s place, which a
-// caller can set to anything (exec -a). A dynamic loader known only by
+// caller can set to anything (exec -a), and, for git, as the subcommand
+// argv[0] names. A dynamic loader known only by
 // its name's pattern is named so that preflight unwraps it.
 func judgeAs(rules *policy.Policy, prog string, argv []string) sandbox.Verdict {
 	name := path.Base(prog)
@@ -240,7 +241,15 @@ func judgeAs(rules *policy.Policy, prog string, argv []string) sandbox.Verdict {
 	}
 	a := slices.Clone(argv)
 	a[0] = name
-	return sandbox.PreflightArgv(rules, a)
+	if v := sandbox.PreflightArgv(rules, a); v.Blocked {
+		return v
+	}
+	// git runs the subcommand its argv[0] names: git-push is git push,
+	// whatever file the name is on.
+	if sub, ok := strings.CutPrefix(path.Base(argv[0]), "git-"); ok && sub != "" && name == "git" {
+		return sandbox.PreflightArgv(rules, append([]string{"git", sub}, argv[1:]...))
+	}
+	return sandbox.Verdict{}
 }
 
 // scriptName is the path the kernel gives a script's interpreter

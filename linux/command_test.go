@@ -156,3 +156,27 @@ func TestRuntimeExecGitArgv0(t *testing.T) {
 		})
 	}
 }
+
+// TestRuntimeExecLoaderOperand: the program the dynamic loader runs is
+// judged as the file it is in the sandbox: a link in the sandbox's own
+// /dev/shm, and an fd of the caller's, to git are git.
+func TestRuntimeExecLoaderOperand(t *testing.T) {
+	loader := "/lib64/ld-linux-x86-64.so.2"
+	if _, err := os.Stat(loader); err != nil {
+		t.Skip("no x86-64 glibc loader here")
+	}
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"command": {"deny": ["git push"], "runtimeExecPolicy": "argv"}}`)
+			for _, script := range []string{
+				"ln -s /usr/bin/git /dev/shm/g && " + loader + " /dev/shm/g push",
+				loader + " /proc/self/fd/3 push 3</usr/bin/git",
+			} {
+				r := w.fence(t, "", nil, "-c", script)
+				if !strings.Contains(r.stderr, `matches command.deny "git push"`) || !strings.Contains(r.stderr, "(at exec)") {
+					t.Errorf("%s: not refused at exec:\n%s", script, r.stderr)
+				}
+			}
+		})
+	}
+}

@@ -211,8 +211,11 @@ func judgeFile(rules *policy.Policy, pid uint32, f *os.File, filename string, ar
 	n, _ := f.ReadAt(buf, 0)
 	interp, next, ok := shebangArgv(buf[:n], filename, argv)
 	if !ok {
-		if isLoaderELF(f, buf[:n]) {
-			return judgeAs(rules, sandbox.LoaderWrapper, argv)
+		if sandbox.IsLoader(path.Base(name)) || sandbox.IsLoader(path.Base(filename)) || isLoaderELF(f, buf[:n]) {
+			if v := judgeAs(rules, sandbox.LoaderWrapper, argv); v.Blocked {
+				return v
+			}
+			return judgeLoaded(rules, pid, argv, depth)
 		}
 		return sandbox.Verdict{}
 	}
@@ -228,6 +231,22 @@ func judgeFile(rules *policy.Policy, pid uint32, f *os.File, filename string, ar
 	}
 	defer g.Close()
 	return judgeFile(rules, pid, g, interp, next, depth+1)
+}
+
+// judgeLoaded judges the program a dynamic loader is to run as the file
+// it is in the sandbox (a link in the sandbox's own /dev/shm, an fd of
+// the caller's), not by its path in fence's view.
+func judgeLoaded(rules *policy.Policy, pid uint32, argv []string, depth int) sandbox.Verdict {
+	op, ok := sandbox.LoaderOperand(argv)
+	if !ok || depth+1 >= maxScripts {
+		return sandbox.Verdict{}
+	}
+	g, err := openExec(pid, unix.AT_FDCWD, op[0], 0)
+	if err != nil {
+		return sandbox.Verdict{} // the loader cannot open it either, or it is judged by name
+	}
+	defer g.Close()
+	return judgeFile(rules, pid, g, op[0], op, depth+1)
 }
 
 // judgeAs judges argv with the program prog in argv[0]'s place, which a

@@ -90,6 +90,24 @@ var (
 // skipLoader skips a dynamic loader's options and returns the program it
 // runs with that program's arguments. An option it does not know is
 // skipped alone, so that what follows is still judged.
+// LoaderOperand is the argv of the program the dynamic loader's argv
+// (argv[0] the loader) runs; false when it runs none (--list, --verify).
+func LoaderOperand(argv []string) ([]string, bool) {
+	words := make([]word, 0, len(argv))
+	for _, a := range argv[min(1, len(argv)):] {
+		words = append(words, word{text: a, literal: true})
+	}
+	rest := skipLoader(words)
+	if len(rest) == 0 {
+		return nil, false
+	}
+	out := make([]string, len(rest))
+	for i, w := range rest {
+		out[i] = w.text
+	}
+	return out, true
+}
+
 func skipLoader(args []word) []word {
 	for i := 0; i < len(args); i++ {
 		a := args[i].text

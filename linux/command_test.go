@@ -180,3 +180,20 @@ func TestRuntimeExecLoaderOperand(t *testing.T) {
 		})
 	}
 }
+
+// TestGitAutocorrectOff: with help.autocorrect on in the user's git
+// config, a typo would run the guessed subcommand inside git, where no
+// exec shows it; under a git rule the sandbox's git sees it off.
+func TestGitAutocorrectOff(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found")
+	}
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"command": {"deny": ["git push"]}}`)
+			must(t, os.WriteFile(w.home+"/.gitconfig", []byte("[help]\n\tautocorrect = immediate\n"), 0o644))
+			r := w.fence(t, "", []string{"HOME=" + w.home}, "--", "git", "config", "--get", "help.autocorrect")
+			check(t, r, 0, `^0\n$`, "")
+		})
+	}
+}

@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fence-sandbox/fence/policy"
@@ -123,3 +125,21 @@ func (p envPattern) match(folded string) bool {
 // foldEnv upper-cases s; path.Match stops a "*" at "/", and "=" can be in
 // neither a name nor a valid pattern, so it stands in for "/".
 func foldEnv(s string) string { return strings.ReplaceAll(strings.ToUpper(s), "/", "=") }
+
+// GitAutocorrectOff adds help.autocorrect=0 to git's configuration from
+// the environment (GIT_CONFIG_COUNT, _KEY_N, _VALUE_N, which beat the
+// config files): with autocorrect on in the user's config, a typo (git
+// psuh) runs the command git guesses in the same process, where no rule
+// on the subcommand can see it. A line that sets it with -c itself is
+// judged by the rules (policy's gitForms).
+func GitAutocorrectOff(env []string) []string {
+	n := 0
+	i := slices.IndexFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "GIT_CONFIG_COUNT=") })
+	if i >= 0 {
+		if c, err := strconv.Atoi(strings.TrimPrefix(env[i], "GIT_CONFIG_COUNT=")); err == nil && c >= 0 {
+			n = c
+		}
+		env = slices.Delete(slices.Clone(env), i, i+1)
+	}
+	return append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=help.autocorrect", n), fmt.Sprintf("GIT_CONFIG_VALUE_%d=0", n), fmt.Sprintf("GIT_CONFIG_COUNT=%d", n+1))
+}

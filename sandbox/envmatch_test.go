@@ -46,3 +46,15 @@ func TestEnvMatcherAgreesWithGlob(t *testing.T) {
 		}
 	}
 }
+
+func TestGitAutocorrectOff(t *testing.T) {
+	for _, tt := range []struct{ in, want []string }{
+		{[]string{"A=1"}, []string{"A=1", "GIT_CONFIG_KEY_0=help.autocorrect", "GIT_CONFIG_VALUE_0=0", "GIT_CONFIG_COUNT=1"}},
+		{[]string{"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=a.b", "GIT_CONFIG_VALUE_0=c"},
+			[]string{"GIT_CONFIG_KEY_0=a.b", "GIT_CONFIG_VALUE_0=c", "GIT_CONFIG_KEY_2=help.autocorrect", "GIT_CONFIG_VALUE_2=0", "GIT_CONFIG_COUNT=3"}},
+	} {
+		if got := GitAutocorrectOff(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("GitAutocorrectOff(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -224,6 +224,9 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 		degraded = "refuse"
 	}
 	env, removed := SanitizeEnv(o.Environ, p.EnvDeny, p.EnvAllow)
+	if slices.ContainsFunc(p.CommandDeny, func(r policy.CommandRule) bool { return len(r.Tokens) > 1 && r.Tokens[0] == "git" }) {
+		env = GitAutocorrectOff(env)
+	}
 	plan := &Plan{
 		Argv: argv, Dir: p.Dir, Env: env, EnvRemoved: removed,
 		UID: o.UID, GID: o.GID, Network: "none", Degraded: degraded,

@@ -152,6 +152,9 @@ type preflight struct {
 	// (argv mode, which sees the files the command makes, asks afresh).
 	programs   *programs
 	cachePaths bool
+	// gitEnv are the GIT_CONFIG_* variables the line sets (literal
+	// values): git reads configuration from them, aliases included.
+	gitEnv map[string]string
 }
 
 // word is one argument: its value when it is literal.
@@ -185,7 +188,9 @@ func (f *preflight) shell(src string, context lazyText, depth int) Verdict {
 	if depth > maxNesting {
 		return f.dynamic(context, "shells nested too deep")
 	}
-	if !f.unscreened && f.remote == nil && f.pol.CommandDynamic != "deny" && !mayDenyCached(f.pol, src, f.cachePaths) {
+	// (A line that set git's configuration in the environment is parsed
+	// whole: an alias there spells the rule's words elsewhere.)
+	if !f.unscreened && len(f.gitEnv) == 0 && f.remote == nil && f.pol.CommandDynamic != "deny" && !mayDenyCached(f.pol, src, f.cachePaths) {
 		// No deny rule finds all the words it needs in the text, even with
 		// quotes and escapes taken away; what the parser could still find
 		// would be built at run time, which command.dynamic "allow" lets
@@ -204,7 +209,13 @@ func (f *preflight) shell(src string, context lazyText, depth int) Verdict {
 		if w, ok := n.(*syntax.Word); ok {
 			return !v.Blocked && !plainWord(w) // nothing runs inside a plain word
 		}
+		if d, ok := n.(*syntax.DeclClause); ok {
+			f.noteGitEnv(d.Args) // export GIT_CONFIG_KEY_0=...
+		}
 		call, ok := n.(*syntax.CallExpr)
+		if ok {
+			f.noteGitEnv(call.Assigns)
+		}
 		if v.Blocked || !ok || len(call.Args) == 0 {
 			return !v.Blocked
 		}
@@ -236,6 +247,9 @@ func (f *preflight) check(words []word, text lazyText, depth int) Verdict {
 			continue
 		}
 		argv = append(argv, w.text)
+	}
+	if len(f.gitEnv) > 0 && path.Base(argv[0]) == "git" {
+		argv = gitEnvOptions(argv, f.gitEnv)
 	}
 	f.argv = argv
 	if v, ok := f.identity(argv, text); ok {
@@ -479,4 +493,37 @@ func printWords(ws []*syntax.Word) string {
 		p.Print(&b, w)
 	}
 	return b.String()
+}
+
+// noteGitEnv records the GIT_CONFIG_* variables assigned with literal
+// values (a value built at run time is the dynamic rule's business).
+func (f *preflight) noteGitEnv(assigns []*syntax.Assign) {
+	for _, a := range assigns {
+		if a.Name == nil || a.Value == nil || !strings.HasPrefix(a.Name.Value, "GIT_CONFIG_") {
+			continue
+		}
+		if w := literalWord(a.Value); w.literal {
+			if f.gitEnv == nil {
+				f.gitEnv = map[string]string{}
+			}
+			f.gitEnv[a.Name.Value] = w.text
+		}
+	}
+}
+
+// gitEnvOptions puts the configuration that GIT_CONFIG_KEY_N and
+// GIT_CONFIG_VALUE_N set before a git command's arguments as the -c
+// options git takes them for.
+func gitEnvOptions(argv []string, env map[string]string) []string {
+	out := []string{argv[0]}
+	for name, key := range env {
+		n, ok := strings.CutPrefix(name, "GIT_CONFIG_KEY_")
+		if !ok {
+			continue
+		}
+		if value, ok := env["GIT_CONFIG_VALUE_"+n]; ok {
+			out = append(out, "-c", key+"="+value)
+		}
+	}
+	return append(out, argv[1:]...)
 }

@@ -367,18 +367,22 @@ func TestPreflightSSH(t *testing.T) {
 func TestPreflightGitForms(t *testing.T) {
 	p := policy.Compile(policy.Config{Command: policy.Command{Deny: []string{"git push"}}}, policy.Env{Dir: "/w", Home: "/h"})
 	for src, blocked := range map[string]bool{
-		"git send-pack origin main":                  true,
-		"cd /w && /usr/lib/git-core/git-send-pack x": true,
-		"git -c alias.x=push x":                      true,
-		"/usr/lib/git-core/git-push origin":          true,
-		"git status && git log -1":                   false,
-		"git -c help.autocorrect=1 psuh":             true,
-		"exec -a git-push git origin":                true,
-		"env -S 'git push' origin":                   true,
-		"timeout --signal KILL 50 git push":          true,
-		"nice --adjustment 5 git push":               true,
-		"xargs --max-args 1 git push < /dev/null":    true,
-		"stdbuf --output L git push":                 true,
+		"git send-pack origin main":                                                 true,
+		"cd /w && /usr/lib/git-core/git-send-pack x":                                true,
+		"git -c alias.x=push x":                                                     true,
+		"/usr/lib/git-core/git-push origin":                                         true,
+		"git status && git log -1":                                                  false,
+		"git -c help.autocorrect=1 psuh":                                            true,
+		"exec -a git-push git origin":                                               true,
+		"env -S 'git push' origin":                                                  true,
+		"timeout --signal KILL 50 git push":                                         true,
+		"nice --adjustment 5 git push":                                              true,
+		"xargs --max-args 1 git push < /dev/null":                                   true,
+		"stdbuf --output L git push":                                                true,
+		"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p": true,
+		"export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push; git p origin":      true,
+		"GIT_CONFIG_KEY_0=alias.p; GIT_CONFIG_VALUE_0=push; export GIT_CONFIG_COUNT=1; bash -c 'git p'": true,
+		"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.s GIT_CONFIG_VALUE_0=status git s":                   false,
 	} {
 		if v := PreflightShell(p, src); v.Blocked != blocked {
 			t.Errorf("PreflightShell(%q) blocked %v, want %v", src, v.Blocked, blocked)

@@ -64,6 +64,9 @@ func mayDeny(p *policy.Policy, src string) bool { return mayDenyCached(p, src, t
 // run when cache is set.
 func mayDenyCached(p *policy.Policy, src string, cache bool) bool {
 	text := unquoted(src)
+	if containsWord(text, "env") && strings.Contains(text, "-S") {
+		return true // env -Sgit glues a command's name to the option
+	}
 	if !mayDenyByName(p, text) {
 		// Another name of a denied program, or a path to one (see
 		// identity.go).

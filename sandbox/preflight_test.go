@@ -389,3 +389,14 @@ func TestPreflightGitForms(t *testing.T) {
 		}
 	}
 }
+
+// TestPreflightEnvSplit: env -S glued to its string still reaches the
+// rules, though the screen cannot see the command's name as a word.
+func TestPreflightEnvSplit(t *testing.T) {
+	p := policy.Compile(policy.Config{Command: policy.Command{Deny: []string{"git push"}}}, policy.Env{Dir: "/w", Home: "/h"})
+	for _, src := range []string{"env '-Sgit push'", `env -Sgit\ push origin`, "env --split-string='git push'"} {
+		if v := PreflightShell(p, src); !v.Blocked {
+			t.Errorf("PreflightShell(%q) not blocked", src)
+		}
+	}
+}

@@ -100,8 +100,13 @@ func foldClass(class string, fold bool) string {
 		return b.String()
 	}
 	for _, r := range policy.ClassRanges(strings.ToLower(class)) {
-		if r[1]-r[0] > 512 {
-			writeRange(&b, r[0], r[1]) // wide: its case variants are left to it
+		if r[1]-r[0] > 0x30000 {
+			// Wider than the planes with cased letters: the range, and
+			// the upper case of the ASCII letters in it.
+			writeRange(&b, r[0], r[1])
+			for c := max(r[0], 'a'); c <= min(r[1], 'z'); c++ {
+				writeRange(&b, unicode.ToUpper(c), unicode.ToUpper(c))
+			}
 			continue
 		}
 		var members []rune

@@ -153,30 +153,11 @@ func TestExecShebang(t *testing.T) {
 // after fence's answer, so it is also the window in which another
 // thread can rewrite argv after fence read it.
 func BenchmarkExecJudged(b *testing.B) {
-	helper, err := execformsBin()
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("/var/tmp", "fence-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	h, err := os.ReadFile(helper)
-	if err != nil {
-		b.Fatal(err)
-	}
-	files := map[string]string{
-		"execforms":  string(h),
+	dir := benchDir(b, map[string]string{
 		"script":     "#!/nonexistent/interpreter -x\n",
 		"path.jsonc": `{"command": {"deny": ["git push"]}}`,
 		"argv.jsonc": `{"command": {"deny": ["git push"], "runtimeExecPolicy": "argv"}}`,
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
-			b.Fatal(err)
-		}
-	}
+	})
 	n := max(b.N, 1000)
 	run := func(mode string, argv ...string) float64 {
 		args := append([]string{"-s", filepath.Join(dir, mode+".jsonc"), "--", "./execforms", "bench", strconv.Itoa(n)}, argv...)
@@ -205,26 +186,8 @@ func BenchmarkExecJudged(b *testing.B) {
 // (fence read "public", the kernel then read "secret"); refused-% those
 // fence saw "secret" in.
 func BenchmarkExecArgvRace(b *testing.B) {
-	helper, err := execformsBin()
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("/var/tmp", "fence-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	h, err := os.ReadFile(helper)
-	if err != nil {
-		b.Fatal(err)
-	}
+	dir := benchDir(b, map[string]string{"race.jsonc": `{"command": {"deny": ["echo secret"], "runtimeExecPolicy": "argv"}}`})
 	settings := filepath.Join(dir, "race.jsonc")
-	if err := os.WriteFile(filepath.Join(dir, "execforms"), h, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(settings, []byte(`{"command": {"deny": ["echo secret"], "runtimeExecPolicy": "argv"}}`), 0o644); err != nil {
-		b.Fatal(err)
-	}
 	n := max(b.N, 200)
 	cmd := exec.Command(filepath.Join(bin, "fence"), "-s", settings, "--", "./execforms", "race", strconv.Itoa(n))
 	cmd.Dir = dir
@@ -242,4 +205,29 @@ func BenchmarkExecArgvRace(b *testing.B) {
 	b.ReportMetric(100*float64(won)/float64(n), "won-%")
 	b.ReportMetric(100*float64(refused)/float64(n), "refused-%")
 	b.ReportMetric(0, "ns/op")
+}
+
+// benchDir makes a directory for a benchmark holding the execforms
+// helper and files, removed when the benchmark ends.
+func benchDir(b *testing.B, files map[string]string) string {
+	helper, err := execformsBin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "fence-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	h, err := os.ReadFile(helper)
+	if err != nil {
+		b.Fatal(err)
+	}
+	files["execforms"] = string(h)
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
 }

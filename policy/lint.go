@@ -112,10 +112,10 @@ func (l *linter) list(key string) []string {
 	return out
 }
 
+// globShape warns about a "**" that is not a whole segment. Braces need
+// no warning: fence check and the sandbox match every alternative of
+// "src/{a,b}".
 func (l *linter) globShape(key, p string) {
-	if strings.Contains(p, "{") && strings.Contains(p, "}") {
-		l.rule("brace-glob", key, p, "brace alternatives {a,b} are not supported by the matcher: write one entry per alternative")
-	}
 	for _, seg := range strings.Split(p, "/") {
 		if strings.Contains(seg, "**") && seg != "**" {
 			l.rule("bare-doublestar", key, p, fmt.Sprintf("\"**\" spans directories only as a whole path segment; %q matches within one name, like \"*\": write \"**/\" on its own", seg))

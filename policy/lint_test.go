@@ -24,9 +24,8 @@ func TestLint(t *testing.T) {
 				`broad-allow: filesystem.allowWrite "/**": opens the whole filesystem: list the directories the command needs`,
 			},
 			files: []string{"/home/u/proj/fence.jsonc"}},
-		{name: "brace pattern",
-			cfg:  Config{Filesystem: Filesystem{DenyWrite: []string{"**/*.{pem,key}"}}},
-			want: []string{`brace-glob: filesystem.denyWrite "**/*.{pem,key}": brace alternatives {a,b} are not supported by the matcher: write one entry per alternative`}},
+		{name: "brace pattern: every alternative is matched",
+			cfg: Config{Filesystem: Filesystem{DenyRead: []string{"src/{a,b}"}, DenyWrite: []string{"**/*.{pem,key}"}}}},
 		{name: "bare doublestar",
 			cfg:  Config{Filesystem: Filesystem{DenyRead: []string{"**.env", "a/**/b", "src/**"}}},
 			want: []string{`bare-doublestar: filesystem.denyRead "**.env": "**" spans directories only as a whole path segment; "**.env" matches within one name, like "*": write "**/" on its own`}},
@@ -158,5 +157,40 @@ func TestLintPathWritable(t *testing.T) {
 				t.Errorf("Lint =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tt.want, "\n  "))
 			}
 		})
+	}
+}
+
+// TestBraceAlternativesAreDenied is why lint does not warn about braces:
+// a deny rule with {a,b} denies each alternative, nested ones and ones
+// holding a "/" included, and nothing else.
+func TestBraceAlternativesAreDenied(t *testing.T) {
+	p := Compile(Config{Filesystem: Filesystem{
+		AllowWrite: []string{"."},
+		DenyRead:   []string{"src/{a,b}", "n/{x,{y,z}}"},
+		DenyWrite:  []string{"**/*.{pem,key}", "{conf/c,d}.json"},
+	}}, Env{Dir: "/w", Home: "/h"})
+	tests := []struct {
+		access, path string
+		allowed      bool
+		rule         string
+	}{
+		{"read", "/w/src/a/f", false, "filesystem.denyRead"},
+		{"read", "/w/src/b/f", false, "filesystem.denyRead"},
+		{"write", "/w/src/b", false, "filesystem.denyRead"},
+		{"read", "/w/src/ab/f", true, "filesystem.allowWrite"},
+		{"read", "/w/src/c/f", true, "filesystem.allowWrite"},
+		{"read", "/w/n/x/f", false, "filesystem.denyRead"},
+		{"read", "/w/n/z/f", false, "filesystem.denyRead"},
+		{"write", "/w/k/SERVER.KEY", false, "filesystem.denyWrite"},
+		{"write", "/w/k/a.pem", false, "filesystem.denyWrite"},
+		{"write", "/w/k/a.crt", true, "filesystem.allowWrite"},
+		{"write", "/w/conf/c.json", false, "filesystem.denyWrite"},
+		{"write", "/w/d.json", false, "filesystem.denyWrite"},
+		{"write", "/w/conf/d.json", true, "filesystem.allowWrite"},
+	}
+	for _, tt := range tests {
+		if d := p.CheckPath(tt.access, tt.path, tt.path); d.Allowed != tt.allowed || d.Rule != tt.rule {
+			t.Errorf("CheckPath(%s, %s) = %v %s, want %v %s", tt.access, tt.path, d.Allowed, d.Rule, tt.allowed, tt.rule)
+		}
 	}
 }

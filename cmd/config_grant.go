@@ -76,8 +76,17 @@ func (o *grantOptions) run(args []string, stderr io.Writer) error {
 	if e.old == nil {
 		e.new = newProjectFile(opts)
 	}
+	discovered := ""
+	if o.file == "" {
+		discovered = named
+	}
+	before := loadedEdit(opts, e, discovered)
 	var added []grant
 	for _, g := range grants {
+		if holds := before.holds(g); holds != "" {
+			fmt.Fprintf(stderr, "fence: %s: nothing changed\n", holds)
+			continue
+		}
 		out, ok, err := policy.AddRule(path, e.new, g.key, g.value)
 		if err != nil {
 			return err
@@ -92,7 +101,7 @@ func (o *grantOptions) run(args []string, stderr io.Writer) error {
 	if len(added) == 0 {
 		return nil
 	}
-	if err := stillDenied(opts, e, added); err != nil {
+	if err := stillDenied(opts, e, discovered, added); err != nil {
 		return err
 	}
 	wasTrusted, err := editTrusted(opts, e, path, named)
@@ -138,6 +147,18 @@ type grant struct {
 	path       string // the resolved path for a path grant
 }
 
+// grantAccess is the access a path grant's list is about.
+var grantAccess = map[string]string{
+	"filesystem.allowRead": "read", "filesystem.allowWrite": "write", "filesystem.allowExecute": "exec",
+	"filesystem.denyRead": "read", "filesystem.denyWrite": "write",
+}
+
+// allows reports whether g adds to an allow list (a deny grant adds to a
+// deny list).
+func (g grant) allows() bool {
+	return strings.HasPrefix(g.key, "filesystem.allow") || g.key == "network.allowedDomains" || g.key == "command.allow"
+}
+
 // grants turns the arguments into entries: paths resolved as the sandbox
 // resolves them and written absolute (or under ~/), so that the rule means
 // the same from every directory.
@@ -167,7 +188,7 @@ func (o *grantOptions) grants(args []string) ([]grant, error) {
 	for _, v := range args[1:] {
 		g := grant{key: key, value: v}
 		if strings.HasPrefix(key, "filesystem.") {
-			g.access = map[string]string{"filesystem.allowRead": "read", "filesystem.allowWrite": "write", "filesystem.allowExecute": "exec"}[key]
+			g.access = grantAccess[key]
 			g.path, g.value = grantPath(v, dir, home)
 		}
 		out = append(out, g)
@@ -278,16 +299,14 @@ func newProjectFile(opts policy.Options) []byte {
 // stillDenied refuses path grants that would change nothing, because a
 // deny rule or a mandatory protection beats them: the user would believe
 // the path open when it is not.
-func stillDenied(opts policy.Options, e *configEdit, added []grant) error {
-	opts.Settings, opts.Template = e.path, ""
-	opts.FS = overlayFS{path: e.path, data: e.new}
-	res, err := policy.Load(opts)
-	if err != nil {
-		return fmt.Errorf("%s would not load after the change, so nothing was written: %w", e.path, err)
+func stillDenied(opts policy.Options, e *configEdit, discovered string, added []grant) error {
+	after := loadedEdit(opts, e, discovered)
+	if after.err != nil {
+		return fmt.Errorf("%s would not load after the change, so nothing was written: %w", e.path, after.err)
 	}
-	pol := compileResolved(res, opts)
+	pol := after.pol
 	for _, g := range added {
-		if g.access == "" || g.path == "" {
+		if g.access == "" || g.path == "" || !g.allows() {
 			continue
 		}
 		if d := pol.CheckPath(g.access, g.value, g.path); !d.Allowed {
@@ -301,14 +320,15 @@ func stillDenied(opts policy.Options, e *configEdit, added []grant) error {
 	return nil
 }
 
-// overlayFS reads path from memory and everything else from disk.
+// overlayFS reads paths (the names of one file) from memory and
+// everything else from disk.
 type overlayFS struct {
-	path string
-	data []byte
+	paths []string
+	data  []byte
 }
 
 func (o overlayFS) ReadFile(path string) ([]byte, error) {
-	if path == o.path {
+	if path != "" && slices.Contains(o.paths, path) {
 		return o.data, nil
 	}
 	return policy.OSFS{}.ReadFile(path)

@@ -93,7 +93,7 @@ func decide(pol *policy.Policy, res *resolver, q query) (policy.Decision, error)
 	case q.Access == "url" || q.Access == "" && q.URL != "":
 		return urlDecision(pol, q.URL)
 	case slices.Contains(policy.Accesses, q.Access):
-		return pol.CheckPath(q.Access, q.Path, res.resolve(q.Path)), nil
+		return createdNote(pol, pol.CheckPath(q.Access, q.Path, res.resolve(q.Path))), nil
 	}
 	return policy.Decision{}, fmt.Errorf("unknown access %q: want read, write, exec, command or url", q.Access)
 }
@@ -240,6 +240,9 @@ func printDecisions(w io.Writer, ds []policy.Decision, asJSON bool) {
 		}
 		if d.Suggestion != "" && !d.Allowed {
 			line += "; " + d.Suggestion
+		}
+		if d.Note != "" {
+			line += "; " + d.Note
 		}
 		fmt.Fprintln(w, line)
 	}

@@ -14,6 +14,9 @@ type Decision struct {
 	Pattern    *string `json:"pattern"`        // as written; null for fence's own defaults
 	Source     string  `json:"source,omitempty"`
 	Suggestion string  `json:"suggestion,omitempty"`
+	// Note is what else the run does about the path, such as creating
+	// the directory that makes it writable.
+	Note string `json:"note,omitempty"`
 }
 
 // Accesses are the kinds of access CheckPath judges.
@@ -88,6 +91,18 @@ func (p *Policy) boundReadOnly(path string) bool {
 		}
 	}
 	return false
+}
+
+// WritableBy is every allowWrite rule that covers path, in order: the
+// sandbox makes path writable through any of them that exists at start.
+func (p *Policy) WritableBy(path string) []Rule {
+	var out []Rule
+	for i := range p.Write {
+		if firstCovering(p.Write[i:i+1], path) != nil {
+			out = append(out, p.Write[i])
+		}
+	}
+	return out
 }
 
 // coveringAllow is the first rule that makes path readable.

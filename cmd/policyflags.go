@@ -36,6 +36,7 @@ func (p *policyFlags) register(c *cobra.Command) {
 	f.StringArrayVar(&r.DenyDomains, "deny-domain", nil, "deny connections to `DOMAIN`, whatever the config allows (repeatable)")
 	f.StringArrayVar(&r.DenyCommands, "deny-command", nil, "deny `COMMAND`; no command.allow lifts it (repeatable)")
 	f.BoolVar(&r.NoNetwork, "no-network", false, "no network at all: no domains, local ports or unix sockets")
+	f.BoolVar(&r.NoRefusalSummary, "no-refusal-summary", false, "say nothing at exit about the connections the proxies refused (network.refusalSummary: false); -m still names each")
 	f.StringVar(&r.Mode, "mode", "", "where writes may go: read-only, workspace-write (the git top level, else the working directory) or full")
 }
 

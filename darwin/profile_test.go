@@ -43,7 +43,7 @@ var edgeCases = map[string]policy.Config{
 		DenyRead:   []string{"/Users/dev/ev\"il) (allow default"},
 	}},
 	"network": {AllowPty: true, Network: policy.Network{
-		AllowLocalBinding: true, AllowLocalOutboundPorts: []int{5432}, AllowUnixSockets: []string{"/var/run/docker.sock"},
+		AllowLocalBinding: &[]bool{true}[0], AllowLocalOutboundPorts: []int{5432}, AllowUnixSockets: []string{"/var/run/docker.sock"},
 	}, MacOS: policy.MacOS{Mach: policy.Mach{Lookup: []string{"com.example.agent", "com.example.helper.*"}, Register: []string{"com.example.mine"}}}},
 }
 

@@ -64,9 +64,10 @@ func TestProxies(t *testing.T) {
 		{"SOCKS5 allowed", `["127.0.0.1"]`, "socks", ip, "connected"},
 		{"SOCKS5 name resolved by the proxy", `["localhost", "127.0.0.1"]`, "socks", "localhost:" + port, "connected"},
 		{"SOCKS5 refused", `["example.com"]`, "socks", ip, "error: socks connect tcp"},
-		{"no direct route to the host", `["127.0.0.1"]`, "direct", ip, "error: dial tcp " + ip + ": connect: permission denied"},
+		{"no direct route to the host", `["127.0.0.1"]`, "direct", ip, "error: dial tcp " + ip + ": connect: connection refused"},
 		{"no direct route, even with local binding", `["127.0.0.1"], "allowLocalBinding": true`, "direct", ip, "error: dial tcp " + ip + ": connect: connection refused"},
-		{"no listening without allowLocalBinding", `[]`, "serve", "8080", "error: listen tcp 127.0.0.1:8080: bind: permission denied"},
+		{"Landlock's TCP rules when local binding is off", `["127.0.0.1"], "allowLocalBinding": false`, "direct", ip, "error: dial tcp " + ip + ": connect: permission denied"},
+		{"no listening with allowLocalBinding false", `[], "allowLocalBinding": false`, "serve", "8080", "error: listen tcp 127.0.0.1:8080: bind: permission denied"},
 	}
 	for _, u := range users(t) {
 		for _, tt := range tests {
@@ -193,13 +194,18 @@ func TestLocalOutboundPorts(t *testing.T) {
 			for target, want := range map[string]string{
 				fmt.Sprintf("127.0.0.1:%d", port):  "connected",
 				fmt.Sprintf("[::1]:%d", port):      "connected",
-				fmt.Sprintf("127.0.0.1:%d", other): "permission denied", // Landlock: only relayed ports
+				fmt.Sprintf("127.0.0.1:%d", other): "connection refused", // the sandbox's own loopback
 			} {
 				r := w.fence(t, "", nil, "--", "./netprobe", "direct", target)
 				if !strings.Contains(r.stdout, want) {
 					t.Errorf("direct %s: %q, want %q\n%s", target, r.stdout, want, r.stderr)
 				}
 			}
+			// Without local binding, Landlock's TCP rules allow only the
+			// relayed ports and the proxies'.
+			w = newWorld(t, u.uid, fmt.Sprintf(`{"network": {"allowLocalBinding": false, "allowLocalOutbound": true, "allowLocalOutboundPorts": [%d]}}`, port))
+			r := w.fence(t, "", nil, "-c", fmt.Sprintf("./netprobe direct 127.0.0.1:%d; ./netprobe direct 127.0.0.1:%d", port, other))
+			check(t, r, 0, fmt.Sprintf("^connected\nerror: dial tcp 127.0.0.1:%d: connect: permission denied\n$", other), "")
 		})
 	}
 }

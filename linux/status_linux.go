@@ -153,13 +153,13 @@ func serveProxies(plan *sandbox.Plan, listeners []net.Listener, stderr io.Writer
 	}
 	srv := &proxy.Server{Policy: plan.ProxyPolicy()}
 	var blocked atomic.Int64
-	if plan.Monitor || plan.Recorder != nil {
-		srv.Log = func(e proxy.Event) {
-			blocked.Add(1)
-			plan.Recorder.Network(e.Proto, e.Target, e.Decision)
-			if plan.Monitor {
-				fmt.Fprintf(stderr, "fence: %s\n", e)
-			}
+	var refused sandbox.Refusals
+	srv.Log = func(e proxy.Event) {
+		blocked.Add(1)
+		plan.Recorder.Network(e.Proto, e.Target, e.Decision)
+		refused.Add(srv.Policy.NetworkDecision(e.Proto, e.Target, e.Target, e.Decision))
+		if plan.Monitor {
+			fmt.Fprintf(stderr, "fence: %s\n", e)
 		}
 	}
 	go srv.ServeHTTP(listeners[0])
@@ -174,8 +174,13 @@ func serveProxies(plan *sandbox.Plan, listeners []net.Listener, stderr io.Writer
 	}
 	return func() {
 		closeListeners(listeners)
-		if plan.Monitor {
+		switch {
+		case plan.Monitor:
 			fmt.Fprintf(stderr, "fence: monitor: %d connections blocked\n", blocked.Load())
+		case plan.Proxy.RefusalSummary:
+			if line := refused.Summary(); line != "" {
+				fmt.Fprintf(stderr, "fence: %s\n", line)
+			}
 		}
 	}
 }

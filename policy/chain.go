@@ -28,6 +28,9 @@ type Source struct {
 	Kind SourceKind `json:"kind"`
 	Path string     `json:"path,omitempty"`
 	Name string     `json:"name,omitempty"`
+	// Flags are the policy flags of a KindCommandLine source, as given,
+	// separated by spaces.
+	Flags string `json:"flags,omitempty"`
 }
 
 // Label is how the source reads in the printed chain.
@@ -48,6 +51,9 @@ func (s Source) Label() string {
 	case KindBaseUser:
 		return "@base user config: " + s.Path
 	case KindCommandLine:
+		if s.Flags != "" {
+			return "command line: " + s.Flags
+		}
 		return "command line"
 	case KindBaseDefault:
 		return "@base builtin default (no config loaded from " + s.Path + ")"

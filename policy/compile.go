@@ -27,6 +27,9 @@ type Env struct {
 	// there and below ~/.local/share and ~/.local/state alike.
 	DataHome, StateHome string
 	ConfigFiles         []string
+	// NoNetwork says --no-network emptied the network allowances
+	// (Resolved.NoNetwork): a refused connection then names the flag.
+	NoNetwork bool
 	// Origin names where a list entry was written (Resolved.Origin), for
 	// messages; nil leaves rules without one.
 	Origin func(key, value string) string
@@ -105,12 +108,21 @@ type Policy struct {
 	// AllUnixSockets allows every one.
 	UnixSockets    []Rule `json:"unixSockets,omitempty"`
 	AllUnixSockets bool   `json:"allUnixSockets,omitempty"`
-	// LocalBinding lets servers inside listen on loopback.
-	LocalBinding bool     `json:"localBinding,omitempty"`
-	EnvDeny      []string `json:"envDeny,omitempty"`
-	EnvAllow     []string `json:"envAllow,omitempty"`
-	DeviceMode   string   `json:"deviceMode"`
-	DeviceAllow  []string `json:"deviceAllow,omitempty"`
+	// LocalBinding lets servers inside listen wherever the sandbox's
+	// network is (network.allowLocalBinding true); NamespaceBinding lets
+	// them listen in a private network namespace of the sandbox's own
+	// (unless network.allowLocalBinding is false).
+	LocalBinding     bool `json:"localBinding,omitempty"`
+	NamespaceBinding bool `json:"namespaceBinding,omitempty"`
+	// RefusalSummary says fence counts, at exit, the connections the
+	// proxies refused (network.refusalSummary, unset means true).
+	RefusalSummary bool `json:"refusalSummary,omitempty"`
+	// NoNetwork is Env.NoNetwork.
+	NoNetwork   bool     `json:"noNetwork,omitempty"`
+	EnvDeny     []string `json:"envDeny,omitempty"`
+	EnvAllow    []string `json:"envAllow,omitempty"`
+	DeviceMode  string   `json:"deviceMode"`
+	DeviceAllow []string `json:"deviceAllow,omitempty"`
 	// MachLookup and MachRegister are the macOS Mach services allowed.
 	MachLookup   []string `json:"machLookup,omitempty"`
 	MachRegister []string `json:"machRegister,omitempty"`
@@ -180,16 +192,21 @@ func Compile(c Config, env Env) *Policy {
 		DeniedDomains:  normalizeRules(c.Network.DeniedDomains),
 		HTTPProxyPort:  cmp.Or(c.Network.HTTPProxyPort, DefaultHTTPProxyPort),
 		SocksProxyPort: cmp.Or(c.Network.SocksProxyPort, DefaultSocksProxyPort),
-		LocalBinding:   c.Network.AllowLocalBinding,
-		EnvDeny:        c.Env.Deny,
-		EnvAllow:       c.Env.Allow,
-		DeviceMode:     c.Devices.Mode,
-		DeviceAllow:    c.Devices.Allow,
-		AllowPty:       c.AllowPty,
-		MachLookup:     c.MacOS.Mach.Lookup,
-		MachRegister:   c.MacOS.Mach.Register,
+		LocalBinding:   isTrue(c.Network.AllowLocalBinding),
+		// Unset, servers may listen in a private network namespace, which
+		// reaches nothing of the host's.
+		NamespaceBinding: c.Network.AllowLocalBinding == nil || *c.Network.AllowLocalBinding,
+		RefusalSummary:   c.Network.RefusalSummary == nil || *c.Network.RefusalSummary,
+		NoNetwork:        env.NoNetwork,
+		EnvDeny:          c.Env.Deny,
+		EnvAllow:         c.Env.Allow,
+		DeviceMode:       c.Devices.Mode,
+		DeviceAllow:      c.Devices.Allow,
+		AllowPty:         c.AllowPty,
+		MachLookup:       c.MacOS.Mach.Lookup,
+		MachRegister:     c.MacOS.Mach.Register,
 	}
-	if localOutbound := c.Network.AllowLocalOutbound; localOutbound != nil && *localOutbound || localOutbound == nil && c.Network.AllowLocalBinding {
+	if localOutbound := c.Network.AllowLocalOutbound; localOutbound != nil && *localOutbound || localOutbound == nil && isTrue(c.Network.AllowLocalBinding) {
 		p.LocalOutboundPorts = c.Network.AllowLocalOutboundPorts
 	}
 	p.AllowPrivateAddresses = privateRanges(c.Network.AllowPrivateAddresses)
@@ -405,3 +422,5 @@ func domainOrigins(n Network, env Env) map[string]string {
 	}
 	return out
 }
+
+func isTrue(b *bool) bool { return b != nil && *b }

@@ -54,8 +54,12 @@ type Network struct {
 	DeniedDomains       []string `json:"deniedDomains,omitempty"`
 	AllowUnixSockets    []string `json:"allowUnixSockets,omitempty"`
 	AllowAllUnixSockets bool     `json:"allowAllUnixSockets,omitempty"`
-	AllowLocalBinding   bool     `json:"allowLocalBinding,omitempty"`
-	// AllowLocalOutbound nil means "same as AllowLocalBinding".
+	// AllowLocalBinding nil lets servers listen inside a private network
+	// namespace, where they reach nothing of the host's, and not where the
+	// host's network is shared; true lets them listen there too, false
+	// nowhere.
+	AllowLocalBinding *bool `json:"allowLocalBinding,omitempty"`
+	// AllowLocalOutbound nil means "true when AllowLocalBinding is true".
 	AllowLocalOutbound      *bool `json:"allowLocalOutbound,omitempty"`
 	AllowLocalOutboundPorts []int `json:"allowLocalOutboundPorts,omitempty"`
 	// AllowPrivateAddresses lists the private ranges (CIDRs such as
@@ -63,6 +67,9 @@ type Network struct {
 	AllowPrivateAddresses []string `json:"allowPrivateAddresses,omitempty"`
 	HTTPProxyPort         int      `json:"httpProxyPort,omitempty"`
 	SocksProxyPort        int      `json:"socksProxyPort,omitempty"`
+	// RefusalSummary nil means true: at exit, when the proxies refused
+	// anything, fence says so in one line.
+	RefusalSummary *bool `json:"refusalSummary,omitempty"`
 }
 
 // Filesystem says what may be read, executed and written.

@@ -29,14 +29,18 @@ type Effective struct {
 		DenyWrite    []Entry  `json:"denyWrite"`
 	} `json:"filesystem"`
 	Network struct {
-		HostNetwork        bool    `json:"hostNetwork"`
-		AllowedDomains     []Entry `json:"allowedDomains"`
-		DeniedDomains      []Entry `json:"deniedDomains"`
-		AllowUnixSockets   []Entry `json:"allowUnixSockets"`
-		AllUnixSockets     bool    `json:"allowAllUnixSockets"`
-		LocalBinding       bool    `json:"allowLocalBinding"`
+		HostNetwork      bool    `json:"hostNetwork"`
+		AllowedDomains   []Entry `json:"allowedDomains"`
+		DeniedDomains    []Entry `json:"deniedDomains"`
+		AllowUnixSockets []Entry `json:"allowUnixSockets"`
+		AllUnixSockets   bool    `json:"allowAllUnixSockets"`
+		LocalBinding     bool    `json:"allowLocalBinding"`
+		// NamespaceBinding: servers may listen inside the sandbox's
+		// private network namespace (allowLocalBinding unset or true).
+		NamespaceBinding   bool    `json:"localBindingInNamespace"`
 		LocalOutboundPorts []int   `json:"allowLocalOutboundPorts"`
 		PrivateAddresses   []Entry `json:"allowPrivateAddresses"`
+		RefusalSummary     bool    `json:"refusalSummary"`
 	} `json:"network"`
 	Command struct {
 		Deny    []Entry `json:"deny"`
@@ -65,7 +69,9 @@ func (p *Policy) Effective() *Effective {
 	n.DeniedDomains = p.domainEntries(p.DeniedDomains, "network.deniedDomains")
 	n.AllowUnixSockets = ruleEntries(p.UnixSockets)
 	n.AllUnixSockets, n.LocalBinding, n.LocalOutboundPorts = p.AllUnixSockets, p.LocalBinding, p.LocalOutboundPorts
+	n.NamespaceBinding = p.NamespaceBinding && !p.HostNetwork
 	n.PrivateAddresses = p.privateEntries()
+	n.RefusalSummary = p.RefusalSummary
 	e.Command.Deny = commandEntries(p.CommandDeny, "command.deny")
 	e.Command.Allow = commandEntries(p.CommandAllow, "command.allow")
 	e.Command.Dynamic = p.CommandDynamic

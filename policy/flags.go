@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // KindCommandLine marks rules given as policy flags for one run. It sits
@@ -30,12 +32,44 @@ type Flags struct {
 	DenyCommands          []string
 	NoNetwork             bool
 	Mode                  string
+	// NoRefusalSummary silences the line at exit that counts the
+	// connections the proxies refused (network.refusalSummary false).
+	NoRefusalSummary bool
 }
 
 // IsZero reports whether f changes nothing.
 func (f Flags) IsZero() bool {
 	return len(f.AllowRead)+len(f.AllowWrite)+len(f.DenyRead)+len(f.DenyWrite)+
-		len(f.AllowDomains)+len(f.DenyDomains)+len(f.DenyCommands) == 0 && !f.NoNetwork && f.Mode == ""
+		len(f.AllowDomains)+len(f.DenyDomains)+len(f.DenyCommands) == 0 && !f.NoNetwork && f.Mode == "" && !f.NoRefusalSummary
+}
+
+// Args spells f as the command line gave it, for the chain.
+func (f Flags) Args() []string {
+	var out []string
+	if f.Mode != "" {
+		out = append(out, "--mode="+f.Mode)
+	}
+	if f.NoNetwork {
+		out = append(out, "--no-network")
+	}
+	if f.NoRefusalSummary {
+		out = append(out, "--no-refusal-summary")
+	}
+	for _, l := range []struct {
+		flag   string
+		values []string
+	}{
+		{"--allow-read", f.AllowRead}, {"--allow-write", f.AllowWrite}, {"--deny-read", f.DenyRead}, {"--deny-write", f.DenyWrite},
+		{"--allow-domain", f.AllowDomains}, {"--deny-domain", f.DenyDomains}, {"--deny-command", f.DenyCommands},
+	} {
+		for _, v := range l.values {
+			if strings.ContainsAny(v, " \t\n\"'\\") {
+				v = strconv.Quote(v)
+			}
+			out = append(out, l.flag+"="+v)
+		}
+	}
+	return out
 }
 
 // Apply layers f over the resolved config: the mode first replaces the
@@ -62,8 +96,13 @@ func (r *Resolved) Apply(f Flags, dir string) error {
 		off := false
 		cfg.Network.AllowedDomains, cfg.Network.AllowUnixSockets, cfg.Network.AllowLocalOutboundPorts = nil, nil, nil
 		cfg.Network.AllowPrivateAddresses = nil
-		cfg.Network.AllowAllUnixSockets, cfg.Network.AllowLocalBinding, cfg.Network.AllowLocalOutbound = false, false, &off
+		cfg.Network.AllowAllUnixSockets, cfg.Network.AllowLocalBinding, cfg.Network.AllowLocalOutbound = false, &off, &off
 		cfg.SSH.AllowedHosts = nil
+		r.NoNetwork = true
+	}
+	if f.NoRefusalSummary {
+		off := false
+		cfg.Network.RefusalSummary = &off
 	}
 	var add Config
 	add.Filesystem = Filesystem{AllowRead: f.AllowRead, AllowWrite: f.AllowWrite, DenyRead: f.DenyRead, DenyWrite: f.DenyWrite}
@@ -84,7 +123,7 @@ func (r *Resolved) Apply(f Flags, dir string) error {
 		}
 	}
 	r.Config = Merge(cfg, add)
-	r.Chain = append(Chain{src}, r.Chain...)
+	r.Chain = append(Chain{{Kind: KindCommandLine, Flags: strings.Join(f.Args(), " ")}}, r.Chain...)
 	return nil
 }
 

@@ -10,7 +10,7 @@ import (
 
 func TestApplyFlags(t *testing.T) {
 	base := Config{
-		Network:    Network{AllowedDomains: []string{"example.com"}, AllowLocalBinding: true},
+		Network:    Network{AllowedDomains: []string{"example.com"}, AllowLocalBinding: ptr(true)},
 		Filesystem: Filesystem{AllowWrite: []string{".", "/srv/out"}, DenyWrite: []string{"secrets"}},
 		Command:    Command{Allow: []string{"git push origin"}},
 		SSH:        SSH{AllowedHosts: []string{"git.example.com"}},
@@ -85,7 +85,7 @@ func TestApplyFlags(t *testing.T) {
 }
 
 func TestApplyFlagsNoNetworkClearsLocal(t *testing.T) {
-	r := &Resolved{Config: Config{Network: Network{AllowLocalBinding: true, AllowAllUnixSockets: true, AllowUnixSockets: []string{"/run/x.sock"}}, SSH: SSH{AllowedHosts: []string{"h"}}}, origins: map[string]Origin{}}
+	r := &Resolved{Config: Config{Network: Network{AllowLocalBinding: ptr(true), AllowAllUnixSockets: true, AllowUnixSockets: []string{"/run/x.sock"}}, SSH: SSH{AllowedHosts: []string{"h"}}}, origins: map[string]Origin{}}
 	if err := r.Apply(Flags{NoNetwork: true}, "/w"); err != nil {
 		t.Fatal(err)
 	}

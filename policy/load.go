@@ -38,6 +38,9 @@ type Resolved struct {
 	// Hashes holds the hex SHA-256 of the bytes read from each of Files,
 	// the bytes that were parsed, for the trust check (see Trust).
 	Hashes map[string]string
+	// NoNetwork is set when --no-network emptied the network allowances,
+	// so that a refusal names the flag rather than a key to edit.
+	NoNetwork bool
 
 	origins map[string]Origin
 }
@@ -185,7 +188,8 @@ func (l *loader) resolve(src Source, p *parsed, stack Chain) (Config, Chain, err
 		}
 	})
 	if p.empty || p.cfg.Extends == "" {
-		return Merge(Config{}, p.cfg), Chain{src}, nil
+		cfg := Merge(Config{}, p.cfg)
+		return cfg, Chain{src}, portClash(cfg, p)
 	}
 	if len(stack) > MaxExtendsDepth {
 		return Config{}, nil, p.errorf("extends", "extends chain is deeper than %d steps", MaxExtendsDepth)
@@ -201,7 +205,8 @@ func (l *loader) resolve(src Source, p *parsed, stack Chain) (Config, Chain, err
 	if err != nil {
 		return Config{}, nil, err
 	}
-	return Merge(base, p.cfg), append(Chain{src}, chain...), nil
+	cfg := Merge(base, p.cfg)
+	return cfg, append(Chain{src}, chain...), portClash(cfg, p)
 }
 
 // extends finds and reads what p extends.

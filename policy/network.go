@@ -49,6 +49,9 @@ func (p *Policy) NetworkDecision(access, requested, target string, nd NetDecisio
 	}
 	if !d.Allowed {
 		switch {
+		case p.NoNetwork && nd.Key != "network.deniedDomains":
+			d.Source = "command line: --no-network"
+			d.Suggestion = "--no-network refuses every connection: run without it if the command needs the network"
 		case nd.Key == "network.deniedDomains":
 			d.Suggestion = "remove the entry from network.deniedDomains if the command needs the host"
 		case nd.Rule != "":

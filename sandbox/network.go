@@ -27,6 +27,12 @@ type Proxy struct {
 	SSH policy.SSHPolicy `json:"ssh,omitzero"`
 	// Forwards expose ports of the sandbox's loopback on the host (-p).
 	Forwards []Forward `json:"forwards,omitempty"`
+	// RefusalSummary asks for one line at exit when the proxies refused
+	// anything (network.refusalSummary).
+	RefusalSummary bool `json:"refusalSummary,omitempty"`
+	// NoNetwork says --no-network emptied the rules, so that a refusal
+	// names the flag.
+	NoNetwork bool `json:"noNetwork,omitempty"`
 }
 
 // Forward exposes Port of the sandbox's loopback at HostAddr on the host.

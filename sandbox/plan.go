@@ -232,7 +232,8 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 		UID: o.UID, GID: o.GID, Network: "none", Degraded: degraded,
 		Limits: p.Limits,
 	}
-	plan.Proxy = &Proxy{HTTPPort: p.HTTPProxyPort, SOCKSPort: p.SocksProxyPort, AllowedDomains: p.AllowedDomains, DeniedDomains: p.DeniedDomains, SSH: p.SSH, AllowPrivateAddresses: p.AllowPrivateAddresses}
+	plan.Proxy = &Proxy{HTTPPort: p.HTTPProxyPort, SOCKSPort: p.SocksProxyPort, AllowedDomains: p.AllowedDomains, DeniedDomains: p.DeniedDomains, SSH: p.SSH, AllowPrivateAddresses: p.AllowPrivateAddresses,
+		RefusalSummary: p.RefusalSummary, NoNetwork: p.NoNetwork}
 	if p.HostNetwork {
 		// The proxies listen on the host's loopback, at ports the
 		// supervisor picks when it starts them (see ProxyEnv).
@@ -692,7 +693,7 @@ func (b *builder) landlock(read, exec, write []resolved) {
 	for _, s := range b.allowed(b.pol.UnixSockets) {
 		add(s.path, "unix", s.why)
 	}
-	if p := b.plan.Proxy; b.plan.Network == "none" && !b.pol.LocalBinding {
+	if p := b.plan.Proxy; b.plan.Network == "none" && !b.pol.NamespaceBinding {
 		// Inside the namespace only the proxies and relayed ports may be
 		// connected, and nothing may listen.
 		ll.TCP = &LandlockTCP{Connect: append([]int{p.HTTPPort, p.SOCKSPort}, p.LocalPorts...)}

@@ -17,5 +17,6 @@ func (p *Plan) ProxyPolicy() *policy.Policy {
 		SSH:                   p.Proxy.SSH,
 		LocalOutboundPorts:    p.Proxy.LocalPorts,
 		AllowPrivateAddresses: p.Proxy.AllowPrivateAddresses,
+		NoNetwork:             p.Proxy.NoNetwork,
 	}
 }

@@ -36,7 +36,7 @@ func main() {
 		return
 	}
 	if len(os.Args) != 3 {
-		fmt.Println("usage: netprobe http|connect|tls|socks|direct|serve|unix|raw TARGET, or exec NAME [ARGS...]")
+		fmt.Println("usage: netprobe http|connect|tls|socks|direct|serve|selfdial|unix|raw TARGET, or exec NAME [ARGS...]")
 		os.Exit(2)
 	}
 	out, err := probe(os.Args[1], os.Args[2])
@@ -117,6 +117,16 @@ func probe(mode, target string) (string, error) {
 		io.WriteString(c, "from-sandbox\n")
 		c.Close()
 		return "served", nil
+	case "selfdial": // TARGET is a comma-separated list of addresses: listen on each at port 0, connect to it, read back
+		var got []string
+		for _, host := range strings.Split(target, ",") {
+			line, err := selfDial(host)
+			if err != nil {
+				return strings.Join(append(got, "error: "+err.Error()), "; "), nil
+			}
+			got = append(got, line)
+		}
+		return strings.Join(got, "; "), nil
 	case "raw": // an ICMP raw socket, as ping uses
 		c, err := net.ListenPacket("ip4:icmp", "0.0.0.0")
 		if err != nil {
@@ -140,4 +150,30 @@ func probe(mode, target string) (string, error) {
 		return "connected", nil
 	}
 	return "", fmt.Errorf("unknown mode %q", mode)
+}
+
+// selfDial listens on host at a port the kernel picks, as an
+// httptest.Server does, connects to it and reads what the server sent.
+func selfDial(host string) (string, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			io.WriteString(c, "hello\n")
+			c.Close()
+		}
+	}()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	return host + " " + strings.TrimSpace(line), nil
 }

@@ -29,6 +29,11 @@ type Server struct {
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 	// Dial connects to an address; nil means a plain net.Dialer.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Upstream, when set, reaches an allowed host:port through another
+	// proxy, by name, instead of resolving and dialling it (see
+	// ConnectVia): a fence run nested in a fence sandbox has no route of
+	// its own. An address literal is still held to the address rules.
+	Upstream func(ctx context.Context, host, port string) (net.Conn, error)
 	// Log, when set, hears about every connection the proxies refuse.
 	Log func(Event)
 }
@@ -62,6 +67,9 @@ func (s *Server) connect(ctx context.Context, proto, host, port string) (net.Con
 	if !d.Allowed {
 		return nil, s.refuse(proto, net.JoinHostPort(host, port), d)
 	}
+	if s.Upstream != nil {
+		return s.connectUpstream(ctx, proto, host, port, d)
+	}
 	addrs, err := s.resolve(ctx, d.Host)
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", d.Host, err)
@@ -90,6 +98,23 @@ func (s *Server) connect(ctx context.Context, proto, host, port string) (net.Con
 		return nil, fmt.Errorf("%w; another address of %s was refused: %s", dialErr, d.Host, denied.Reason)
 	}
 	return nil, dialErr
+}
+
+// connectUpstream reaches an allowed d.Host through s.Upstream, which
+// names the outer proxy's refusal as this one's.
+func (s *Server) connectUpstream(ctx context.Context, proto, host, port string, d policy.NetDecision) (net.Conn, error) {
+	target := net.JoinHostPort(host, port)
+	if a, err := netip.ParseAddr(d.Host); err == nil {
+		if ad := s.Policy.DecideAddr(d.Host, port, a); !ad.Allowed {
+			return nil, s.refuse(proto, target, ad)
+		}
+	}
+	conn, err := s.Upstream(ctx, d.Host, port)
+	var ref *refused
+	if errors.As(err, &ref) {
+		return nil, s.refuse(proto, target, ref.d)
+	}
+	return conn, err
 }
 
 func (s *Server) refuse(proto, target string, d policy.NetDecision) error {

@@ -93,6 +93,7 @@ func seccompProgram(o seccompOptions) ([]bpf.RawInstruction, error) {
 		bpf.LoadAbsolute{Off: offNr, Size: 4},
 	}
 	prog = append(prog, archPrologue...)
+	prog = append(prog, beaconRules(o.guardModes)...)
 	nrs := make([]int, 0, len(deniedSyscalls)+len(archDenied))
 	for _, nr := range deniedSyscalls {
 		nrs = append(nrs, int(nr))

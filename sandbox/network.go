@@ -27,6 +27,9 @@ type Proxy struct {
 	SSH policy.SSHPolicy `json:"ssh,omitzero"`
 	// Forwards expose ports of the sandbox's loopback on the host (-p).
 	Forwards []Forward `json:"forwards,omitempty"`
+	// Outer, in a run nested in a fence sandbox, are that sandbox's
+	// proxies (see OuterProxy), set by the backend.
+	Outer *OuterProxy `json:"outer,omitempty"`
 	// RefusalSummary asks for one line at exit when the proxies refused
 	// anything (network.refusalSummary).
 	RefusalSummary bool `json:"refusalSummary,omitempty"`

@@ -1,0 +1,232 @@
+package linux
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/fence-sandbox/fence/sandbox"
+)
+
+// A fence run inside a fence sandbox (an agent under fence whose
+// commands are wrapped again) cannot make namespaces: the outer seccomp
+// filter refuses clone with namespace flags. It runs the Landlock-only
+// engine instead, whose Landlock domain and seccomp filter stack on the
+// outer ones: the outer sandbox's namespaces, Landlock domain and filter
+// stay in force for the inner command, and the inner ones narrow them.
+//
+// The outer namespaces already give what the Landlock-only engine lacks
+// against the host (a read-only host, masks, a private /tmp, pid, ipc and
+// network namespaces), so a nested run needs no --degraded=warn: what is
+// weaker is only how far the inner policy narrows the outer one, and that
+// is named in a line or two. Nesting is known from facts no environment
+// variable, file or configuration can produce:
+//
+//   - FENCE_SANDBOX=1 (the outer fence sets it) and clone with
+//     CLONE_NEWUSER refused;
+//   - no_new_privs set and a seccomp filter in force (/proc/self/status);
+//   - the beacon: fence's own filter answers prctl(beaconOption) with an
+//     errno that says which engine made it, where the kernel answers
+//     EINVAL. Only a seccomp filter gives that answer, and whoever can
+//     install one before fence starts could as well pass --degraded=warn.
+//
+// Outside a fence sandbox (FENCE_SANDBOX=1 set by hand, a container's
+// filter) the beacon is missing and the --degraded policy applies as it
+// would without the variable.
+
+// beaconOption is a prctl option the kernel does not have ("fnce").
+const beaconOption = 0x666e6365
+
+// The beacon's answers: the errno of prctl(beaconOption) under a filter
+// of the namespace engine, and of the Landlock-only engine.
+const (
+	beaconNamespaces   = unix.ENOANO
+	beaconLandlockOnly = unix.EBADRQC
+)
+
+// beaconRules answer prctl(beaconOption) for the engine the filter is
+// made for. The accumulator holds the syscall number on entry and on
+// every way through.
+func beaconRules(landlockOnly bool) []bpf.Instruction {
+	errno := beaconNamespaces
+	if landlockOnly {
+		errno = beaconLandlockOnly
+	}
+	return syscallBlock(unix.SYS_PRCTL, []bpf.Instruction{
+		bpf.LoadAbsolute{Off: offArg0, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: beaconOption, SkipFalse: 1},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(errno)},
+		bpf.LoadAbsolute{Off: offNr, Size: 4},
+	})
+}
+
+// listenerRefusal refuses a new seccomp filter with a listener of its
+// own, in a sandbox whose supervisor judges calls through the listener
+// it holds. For filters that notify on the same call the newest decides
+// alone, so the command's own listener could let through every exec and
+// connect() fence's would refuse. The kernel refuses a second listener
+// while fence's is open (EBUSY); the filter refuses it after that too, so
+// that a process left behind by a supervisor killed with SIGKILL, whose
+// notified calls then fail, cannot answer them itself. A filter without
+// a listener can only refuse more.
+func listenerRefusal() []bpf.Instruction {
+	return syscallBlock(unix.SYS_SECCOMP, []bpf.Instruction{
+		bpf.LoadAbsolute{Off: offArg1, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, SkipFalse: 1},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EBUSY)},
+		bpf.LoadAbsolute{Off: offNr, Size: 4},
+	})
+}
+
+// nesting is what a run learns of the fence sandbox around it.
+type nesting struct {
+	// landlockOnly is an outer sandbox of the Landlock-only engine,
+	// which has no namespaces either: then the --degraded policy applies.
+	landlockOnly bool
+	// listener is false when this run cannot have a seccomp listener:
+	// the outer sandbox's supervisor holds one (it judges execs, or
+	// connect() in the Landlock-only engine).
+	listener bool
+	// httpPort and socksPort are the outer sandbox's proxies, from the
+	// environment it gave its command (0 when it has none).
+	httpPort, socksPort int
+}
+
+// detectNesting reports the fence sandbox this process runs in, or nil
+// when the facts above do not all hold.
+func detectNesting() *nesting {
+	if os.Getenv("FENCE_SANDBOX") != "1" || !filteredNoNewPrivs() {
+		return nil
+	}
+	_, _, e := unix.Syscall6(unix.SYS_PRCTL, beaconOption, 0, 0, 0, 0, 0)
+	if e != beaconNamespaces && e != beaconLandlockOnly {
+		return nil
+	}
+	n := &nesting{landlockOnly: e == beaconLandlockOnly, listener: listenerAllowed()}
+	n.httpPort = proxyPort(os.Getenv("HTTP_PROXY"), "http")
+	n.socksPort = proxyPort(os.Getenv("ALL_PROXY"), "socks5h")
+	return n
+}
+
+// filteredNoNewPrivs reports whether /proc/self/status says
+// no_new_privs is set and a seccomp filter is in force.
+func filteredNoNewPrivs() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	return strings.Contains(s, "\nNoNewPrivs:\t1\n") && strings.Contains(s, "\nSeccomp:\t2\n")
+}
+
+// listenerAllowed asks whether a filter with a listener may be
+// installed, without installing one: the kernel fails the call with
+// EFAULT on the missing program, after the outer filter has had its say.
+func listenerAllowed() bool {
+	_, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(nil)))
+	return e != unix.EBUSY
+}
+
+// proxyPort is the port of a proxy URL of scheme on 127.0.0.1, as the
+// outer fence sets them, or 0.
+func proxyPort(v, scheme string) int {
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme != scheme || u.Hostname() != "127.0.0.1" {
+		return 0
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil || port < 1 || port > 65535 {
+		return 0
+	}
+	return port
+}
+
+// refusal is why the nested run cannot go on, or nil.
+func (n *nesting) refusal(plan *sandbox.Plan) error {
+	if n.listener {
+		return nil
+	}
+	what := "judges execs (runtimeExecPolicy \"argv\")"
+	if n.landlockOnly {
+		what = "has no namespaces either (the Landlock-only engine) and judges connect()"
+	}
+	return fmt.Errorf("this run is inside a fence sandbox that %s through a seccomp listener, and a process may have only one, which this run would need to judge connect() and listen() (and execs, with runtimeExecPolicy \"argv\"): run the command without the inner fence, under the outer sandbox's policy", what)
+}
+
+// nestedProxies prepares the proxies of ll, the Landlock-only plan of a
+// nested run, and says what of the network it could not narrow ("" for
+// nothing). When this sandbox may listen, fence's own proxies listen and
+// reach out through the outer sandbox's HTTP proxy, so that both rule
+// sets apply; when it may not, the command uses the outer proxies
+// directly and only the outer rules apply.
+func nestedProxies(ll *sandbox.Plan, n *nesting) string {
+	if ll.Proxy == nil {
+		return ""
+	}
+	if canListen() {
+		if n.httpPort != 0 {
+			ll.Proxy.Outer = &sandbox.OuterProxy{HTTPPort: n.httpPort, SOCKSPort: n.socksPort}
+		}
+		return ""
+	}
+	ll.Proxy.Outer = &sandbox.OuterProxy{HTTPPort: n.httpPort, SOCKSPort: n.socksPort, Reuse: true}
+	if n.httpPort == 0 || n.socksPort == 0 {
+		ll.Proxy.Outer.HTTPPort, ll.Proxy.Outer.SOCKSPort = 0, 0
+		return "the network: the outer sandbox refuses to listen and offers no proxies, so the command has none (only the allowLocalOutboundPorts it relays)"
+	}
+	return "the network's domains: the outer sandbox refuses to listen (network.allowLocalBinding), so the command uses the outer sandbox's proxies, and the outer policy's domain rules apply, not this one's network.allowedDomains and deniedDomains"
+}
+
+// canListen reports whether this process may listen on TCP on
+// 127.0.0.1 (the outer sandbox's Landlock may refuse bind).
+func canListen() bool {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return !errors.Is(err, unix.EACCES) && !errors.Is(err, unix.EPERM)
+	}
+	l.Close()
+	return true
+}
+
+// useOuterProxies points w, a nested run's Landlock-only sandbox that may
+// not listen, at the outer sandbox's proxies (or at none): its
+// environment, the ports the supervisor lets it connect to, and
+// Landlock's TCP rules.
+func useOuterProxies(w *wire, o *sandbox.OuterProxy) {
+	p := w.Plan.Proxy
+	p.HTTPPort, p.SOCKSPort = o.HTTPPort, o.SOCKSPort
+	connect := slices.Clone(p.LocalPorts)
+	if o.HTTPPort != 0 {
+		w.Env = sandbox.ProxyEnv(w.Env, o.HTTPPort, o.SOCKSPort)
+		connect = append([]int{o.HTTPPort, o.SOCKSPort}, connect...)
+	}
+	if w.Plan.Network == "none" {
+		w.Plan.Landlock.TCP = &sandbox.LandlockTCP{Connect: connect}
+	}
+}
+
+// readProcMem reads len(buf) bytes at addr of process pid through
+// /proc/PID/mem, for a supervisor whose process_vm_readv an outer
+// sandbox's filter refuses.
+func readProcMem(pid int, addr uint64, buf []byte) error {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	if err != nil {
+		return fmt.Errorf("read the caller's memory: %w", err)
+	}
+	defer f.Close()
+	n, err := f.ReadAt(buf, int64(addr))
+	if n != len(buf) {
+		return fmt.Errorf("read the caller's memory at %#x: %w", addr, cmp.Or(err, error(unix.EFAULT)))
+	}
+	return nil
+}

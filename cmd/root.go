@@ -190,6 +190,7 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 		res.Config.Audit.File = o.audit
 	}
 	pol := compileResolved(res, opts)
+	noteRun(o.stderr, res, opts)
 	createHomeDirs(pol, o.policy.debug, o.stderr)
 	disk, err := prepareOnDisk(pol, res, opts, o.stderr)
 	if err != nil {

@@ -50,6 +50,7 @@ func Lint(r *Resolved, dir, home string, pathDirs ...string) []Warning {
 			l.globShape(key, p)
 		}
 	}
+	sshRule := l.sshWritable()
 	for _, c := range CanarySecrets {
 		secret := Expand(c, dir, home)
 		// Reads are open everywhere unless defaultDenyRead, so only then
@@ -57,7 +58,7 @@ func Lint(r *Resolved, dir, home string, pathDirs ...string) []Warning {
 		if rule, key := l.allows(secret, fs.AllowRead, fs.AllowExecute, fs.AllowWrite); fs.DefaultDenyRead && rule != "" && !l.denied(secret, fs.DenyRead) {
 			l.rule("secret-readable", key, rule, fmt.Sprintf("makes the secret %s readable: narrow the rule or add %q to filesystem.denyRead", c, c))
 		}
-		if rule, _ := l.allows(secret, nil, nil, fs.AllowWrite); rule != "" && !l.denied(secret, fs.DenyRead, fs.DenyWrite) {
+		if rule, _ := l.allows(secret, nil, nil, fs.AllowWrite); rule != "" && !l.denied(secret, fs.DenyRead, fs.DenyWrite) && !(rule == sshRule && Covers(Expand(SSHDir, dir, home), secret, false)) {
 			l.rule("secret-writable", "filesystem.allowWrite", rule, fmt.Sprintf("makes the secret %s writable: narrow the rule or add %q to filesystem.denyWrite", c, c))
 		}
 	}
@@ -72,6 +73,25 @@ func Lint(r *Resolved, dir, home string, pathDirs ...string) []Warning {
 	}
 	l.pathWritable(pathDirs)
 	return l.out
+}
+
+// SSHDir is the directory a run warns about when the policy lets the
+// command write it.
+const SSHDir = "~/.ssh"
+
+// sshWritable warns when an allowWrite rule covers ~/.ssh itself and no
+// deny rule does, and returns that rule ("" when none). fence keeps ssh's
+// config, rc and authorized_keys read-only anyway; the keys and
+// known_hosts beside them are what the rule opens.
+func (l *linter) sshWritable() string {
+	fs := l.r.Config.Filesystem
+	dir := Expand(SSHDir, l.dir, l.home)
+	rule, _ := l.allows(dir, nil, nil, fs.AllowWrite)
+	if rule == "" || l.home == "" || l.denied(dir, fs.DenyRead, fs.DenyWrite) {
+		return ""
+	}
+	l.rule("ssh-writable", "filesystem.allowWrite", rule, fmt.Sprintf("makes %s writable: the command can replace the keys and known_hosts that ssh trusts outside the sandbox; narrow the rule or add %q to filesystem.denyWrite", SSHDir, SSHDir))
+	return rule
 }
 
 // pathWritable warns about each allowWrite rule that names a PATH

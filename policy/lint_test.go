@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -48,6 +49,24 @@ func TestLint(t *testing.T) {
 		{name: "secret readable through allowWrite under defaultDenyRead",
 			cfg:  Config{Filesystem: Filesystem{DefaultDenyRead: true, AllowWrite: []string{"/etc"}, DenyWrite: []string{"/etc/shadow"}}},
 			want: []string{`secret-readable: filesystem.allowWrite "/etc": makes the secret /etc/shadow readable: narrow the rule or add "/etc/shadow" to filesystem.denyRead`}},
+		{name: "ssh writable through home: one finding, not one per key",
+			cfg:  Config{Filesystem: Filesystem{AllowWrite: []string{"~"}, DenyWrite: []string{"~/.aws"}}},
+			want: []string{`ssh-writable: filesystem.allowWrite "~": makes ~/.ssh writable: the command can replace the keys and known_hosts that ssh trusts outside the sandbox; narrow the rule or add "~/.ssh" to filesystem.denyWrite`}},
+		{name: "ssh writable, keys denied",
+			cfg:  Config{Filesystem: Filesystem{AllowWrite: []string{"~/.ssh/"}, DenyWrite: []string{"~/.ssh/id_*"}}},
+			want: []string{`ssh-writable: filesystem.allowWrite "~/.ssh/": makes ~/.ssh writable: the command can replace the keys and known_hosts that ssh trusts outside the sandbox; narrow the rule or add "~/.ssh" to filesystem.denyWrite`}},
+		{name: "ssh denied as a whole",
+			cfg: Config{Filesystem: Filesystem{AllowWrite: []string{"~"}, DenyWrite: []string{"~/.SSH/**", "~/.aws"}}}},
+		{name: "ssh denied from reading",
+			cfg: Config{Filesystem: Filesystem{AllowWrite: []string{"~/**"}, DenyRead: []string{"~/.ssh", "~/.aws"}}}},
+		{name: "one file in ssh, not the directory",
+			cfg: Config{Filesystem: Filesystem{AllowWrite: []string{"~/.ssh/known_hosts"}}}},
+		{name: "ssh writable and the key beside it through another rule",
+			cfg: Config{Filesystem: Filesystem{AllowWrite: []string{"~/.ssh/id_rsa", "~/.ssh"}}},
+			want: []string{
+				`ssh-writable: filesystem.allowWrite "~/.ssh": makes ~/.ssh writable: the command can replace the keys and known_hosts that ssh trusts outside the sandbox; narrow the rule or add "~/.ssh" to filesystem.denyWrite`,
+				`secret-writable: filesystem.allowWrite "~/.ssh/id_rsa": makes the secret ~/.ssh/id_rsa writable: narrow the rule or add "~/.ssh/id_rsa" to filesystem.denyWrite`,
+			}},
 		{name: "workspace rule over the project config",
 			cfg:   Config{Filesystem: Filesystem{AllowWrite: []string{"."}}},
 			files: []string{"/home/u/proj/fence.jsonc"}},
@@ -192,5 +211,72 @@ func TestBraceAlternativesAreDenied(t *testing.T) {
 		if d := p.CheckPath(tt.access, tt.path, tt.path); d.Allowed != tt.allowed || d.Rule != tt.rule {
 			t.Errorf("CheckPath(%s, %s) = %v %s, want %v %s", tt.access, tt.path, d.Allowed, d.Rule, tt.allowed, tt.rule)
 		}
+	}
+}
+
+// TestRunWarnings: a run states lint's ssh-writable finding, and no other.
+func TestRunWarnings(t *testing.T) {
+	const home, dir = "/home/u", "/home/u/proj"
+	tests := []struct {
+		write, deny []string
+		want        string // the rule warned about, "" for none
+	}{
+		{[]string{"/"}, nil, "/"},
+		{[]string{"/home"}, nil, "/home"},
+		{[]string{".", "~"}, nil, "~"},
+		{[]string{"~/.ssh"}, nil, "~/.ssh"},
+		{[]string{"/**"}, []string{"~/.ssh"}, ""},
+		{[]string{"."}, nil, ""},
+		{[]string{"/etc", "~/.aws"}, nil, ""},
+	}
+	for _, tt := range tests {
+		r := &Resolved{Config: Config{Filesystem: Filesystem{AllowWrite: tt.write, DenyWrite: tt.deny}}}
+		ws := RunWarnings(r, dir, home)
+		got := ""
+		for _, w := range ws {
+			if w.Check != "ssh-writable" {
+				t.Errorf("RunWarnings(allowWrite %q) holds %s: %s", tt.write, w.Check, w)
+			}
+			got = w.Value
+		}
+		if got != tt.want || len(ws) > 1 {
+			t.Errorf("RunWarnings(allowWrite %q, denyWrite %q) = %v, want one for %q", tt.write, tt.deny, ws, tt.want)
+		}
+	}
+}
+
+// TestEmptyConfig: a file with nothing but whitespace and comments is no
+// config, and Resolved names it; "{}" is a config that sets nothing.
+func TestEmptyConfig(t *testing.T) {
+	tests := []struct {
+		name     string
+		files    map[string]string
+		settings string
+		empty    string // the file EmptyConfig names, relative to the tree
+	}{
+		{"zero bytes", map[string]string{"work/fence.jsonc": ""}, "", "work/fence.jsonc"},
+		{"comments and whitespace", map[string]string{"work/fence.jsonc": "// soon\n\n/* more */ \t\n"}, "", "work/fence.jsonc"},
+		{"empty object", map[string]string{"work/fence.jsonc": "{}"}, "", ""},
+		{"empty user config", map[string]string{"home/.config/fence/fence.jsonc": "\n"}, "", "home/.config/fence/fence.jsonc"},
+		{"empty settings file", map[string]string{"s.jsonc": "// x"}, "../s.jsonc", "s.jsonc"},
+		{"no file at all", nil, "", ""},
+		{"empty user config below a project", map[string]string{"work/fence.jsonc": `{"extends": "@base"}`, "home/.config/fence/fence.jsonc": ""}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := tree(t, tt.files)
+			o.Settings = tt.settings
+			r, err := Load(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := ""
+			if tt.empty != "" {
+				want = filepath.Join(filepath.Dir(o.Dir), tt.empty)
+			}
+			if got := r.EmptyConfig(); got != want {
+				t.Errorf("EmptyConfig() = %q, want %q (chain %v)", got, want, r.Chain)
+			}
+		})
 	}
 }

@@ -166,6 +166,9 @@ func printPlanDebug(w io.Writer, pol *policy.Policy, p *sandbox.Plan) {
 	for _, m := range p.Mounts.Masks {
 		fmt.Fprintf(w, "fence: debug: mounts: hidden %s (%s)\n", m.Path, m.Why)
 	}
+	for _, l := range p.Mounts.Links {
+		fmt.Fprintf(w, "fence: debug: mounts: link %s -> %s made again in the private /tmp (%s)\n", l.Path, l.Target, l.Why)
+	}
 	for _, r := range p.Landlock.Rules {
 		fmt.Fprintf(w, "fence: debug: landlock: %s %s (%s)\n", r.Access, r.Path, r.Why)
 	}
@@ -239,8 +242,8 @@ func sshThroughProxy(plan *sandbox.Plan) {
 	if plan.Network != "none" || slices.ContainsFunc(plan.Env, func(kv string) bool { return strings.HasPrefix(kv, "GIT_SSH_COMMAND=") }) {
 		return
 	}
-	self, err := os.Executable()
-	if err != nil {
+	self := fenceBinary()
+	if self == "" || !plan.ShowFenceBinary(self) {
 		return
 	}
 	plan.Env = append(plan.Env, fmt.Sprintf("GIT_SSH_COMMAND=ssh -o ProxyCommand='%s ssh-proxy %%h %%p'", self))

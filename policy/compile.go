@@ -229,7 +229,9 @@ func Compile(c Config, env Env) *Policy {
 		p.ReadMode = ReadDefaultDeny
 		p.Read = append(exp.rules(SystemReadPaths, "default-deny system path", false), exp.rules(ToolchainReadPaths, "default-deny toolchain path", false)...)
 	}
-	if p.ReadMode != ReadOpen {
+	if p.ReadMode == ReadOpen {
+		p.Read = openReadsBelowTmp(fs.AllowRead, exp)
+	} else {
 		wd := exp.rule(".", "the working directory", false)
 		wd.Key = keyOfDefault(wd.Origin)
 		p.Read = append(p.Read, wd)

@@ -23,12 +23,19 @@ type LinkError struct {
 	Link   string // the link on the way
 	Target string // where it leads, resolved
 	Tree   string // the writable tree the link lies in
+	// Untrusted, for a link on the way to the home or the working
+	// directory, says why fence did not take it as the caller's own.
+	Untrusted string
 }
 
 func (e *LinkError) Error() string {
 	where := "outside it"
 	if under(e.Target, e.Tree) {
 		where = "outside every tree this run may write"
+	}
+	if e.Untrusted != "" {
+		return fmt.Sprintf("%s leads through %s, a symlink in %s to %s, %s, and %s, so it grants nothing there: "+
+			"a link another user, or a sandbox, could have made never widens a run (name the target itself if you mean it)", e.Path, e.Link, e.Tree, e.Target, where, e.Untrusted)
 	}
 	return fmt.Sprintf("%s leads through %s, a symlink in %s (a tree a sandbox could write) to %s, %s, so it grants nothing there: "+
 		"a link a sandbox could have planted never widens a run (name the target itself if you mean it)", e.Path, e.Link, e.Tree, e.Target, where)
@@ -56,6 +63,11 @@ var errLoop = errors.New("too many levels of symbolic links")
 type linkScope struct {
 	trees, own []string
 	disk       *Disk // the listings to resolve with; nil reads the disk
+	// callers are the caller's own links (see callerLinks), followed
+	// wherever they lead; untrusted says why each other link on the
+	// caller's spellings was not taken as one.
+	callers   map[string]bool
+	untrusted map[string]string
 }
 
 func linkTrees(p *policy.Policy, extra []string, disk *Disk) linkScope {
@@ -76,8 +88,9 @@ func linkTrees(p *policy.Policy, extra []string, disk *Disk) linkScope {
 		suspect = append(suspect, TempTrees...)
 	}
 	suspect = append(suspect, extra...)
-	first := linkScope{trees: slices.Concat(own, suspect), own: own, disk: disk}
-	scope := linkScope{trees: slices.Clone(first.trees), own: slices.Clone(own), disk: disk}
+	callers, untrusted := callerLinks(p, disk)
+	first := linkScope{trees: slices.Concat(own, suspect), own: own, disk: disk, callers: callers, untrusted: untrusted}
+	scope := linkScope{trees: slices.Clone(first.trees), own: slices.Clone(own), disk: disk, callers: callers, untrusted: untrusted}
 	for i, t := range first.trees {
 		real, err := guardedResolve(t, first)
 		if err != nil || real == t {
@@ -128,10 +141,18 @@ func GuardLinks(p *policy.Policy, disk *Disk) (dropped []string, err error) {
 // joined back as it is written.
 func guardedResolve(p string, scope linkScope) (string, error) {
 	return scope.disk.resolveLinks("/", p, nil, func(l linkSeen, dir, real string) error {
-		if tree, ok := containingTree(dir, scope.trees); ok && !scope.allows(tree, real) {
-			return &LinkError{Path: p, Link: l.path, Target: real, Tree: tree}
+		tree, ok := containingTree(dir, scope.trees)
+		if !ok || scope.allows(tree, real) {
+			return nil
 		}
-		return nil
+		why := scope.untrusted[l.path]
+		if scope.callers[l.path] {
+			if temp, in := tempTreeOf(dir); in && tree == temp && under(real, temp) {
+				return nil
+			}
+			why = "a link of yours on the way to the home or the working directory is followed only where it lies in a temporary directory outside every tree a sandbox could write, and stays inside it"
+		}
+		return &LinkError{Path: p, Link: l.path, Target: real, Tree: tree, Untrusted: why}
 	})
 }
 

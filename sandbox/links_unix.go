@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"syscall"
 )
@@ -23,4 +24,32 @@ func writableByCaller(dir string) bool { return syscall.Access(dir, 2) == nil }
 func ownedByCaller(fi os.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == os.Geteuid()
+}
+
+// ownerOf names the user who owns the file of fi.
+func ownerOf(fi os.FileInfo) string {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fmt.Sprintf("uid %d", st.Uid)
+	}
+	return "another user"
+}
+
+// othersMayChange says how a user other than this process's and root
+// could rename or replace an entry of dir: empty when none could.
+func othersMayChange(dir string) string {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Sprintf("fence could not look at %s (%v)", dir, err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "fence cannot tell who may change " + dir
+	}
+	if int(st.Uid) != os.Geteuid() && st.Uid != 0 {
+		return fmt.Sprintf("%s, a directory on the way, belongs to uid %d", dir, st.Uid)
+	}
+	if st.Mode&0o022 != 0 && st.Mode&syscall.S_ISVTX == 0 {
+		return fmt.Sprintf("%s, a directory on the way, can be written by other users", dir)
+	}
+	return ""
 }

@@ -2,10 +2,14 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/fence-sandbox/fence/policy"
 )
@@ -142,4 +146,144 @@ func GitAutocorrectOff(env []string) []string {
 		env = slices.Delete(slices.Clone(env), i, i+1)
 	}
 	return append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=help.autocorrect", n), fmt.Sprintf("GIT_CONFIG_VALUE_%d=0", n), fmt.Sprintf("GIT_CONFIG_COUNT=%d", n+1))
+}
+
+// The private XDG_RUNTIME_DIR, when the inherited one is not usable
+// inside: a directory of the private /tmp, fresh at every run, that the
+// init makes (mode 0700, the user's) before anything is bound there.
+const runtimeDirPrefix = "/tmp/fence-runtime-"
+
+// fixTempEnv points TMPDIR and XDG_RUNTIME_DIR of the plan's environment
+// at places the command can use when the inherited ones are not. A
+// TMPDIR the command cannot write inside (a directory of the host's /tmp,
+// which the private /tmp hides, or one no rule makes writable) becomes
+// the private /tmp. An XDG_RUNTIME_DIR is usable when it is a real
+// directory (not a link) of the user's, closed to others (as the XDG
+// spec wants it), and the command can write in it or connect to a
+// socket there that network.allowUnixSockets lists; otherwise it becomes
+// a fresh directory of the private /tmp (Mounts.RuntimeDir), or, where
+// nothing private is there (a rule binds the host's /tmp), is unset.
+// Variables the environment does not hold are left unset. Only for
+// Linux: the macOS runner sets a TMPDIR of its own, and macOS has no
+// XDG_RUNTIME_DIR of its own.
+func fixTempEnv(plan *Plan, pol *policy.Policy, uid int) {
+	if runtime.GOOS == "linux" {
+		privateTempEnv(plan, pol, uid)
+	}
+}
+
+// privateTempEnv is fixTempEnv on any system.
+func privateTempEnv(plan *Plan, pol *policy.Policy, uid int) {
+	if !plan.Mounts.PrivateTmp {
+		return
+	}
+	if dir, ok := lookupEnv(plan.Env, "TMPDIR"); ok && !writableInside(plan.Mounts, dir) {
+		plan.Env = setEnv(plan.Env, "TMPDIR", "/tmp")
+	}
+	dir, ok := lookupEnv(plan.Env, "XDG_RUNTIME_DIR")
+	if !ok || usableRuntimeDir(plan.Mounts, pol, dir, uid) {
+		return
+	}
+	private := privateRuntimeDir(plan.Mounts, uid)
+	if private == "" {
+		plan.Env = unsetEnv(plan.Env, "XDG_RUNTIME_DIR")
+		return
+	}
+	plan.Mounts.RuntimeDir = private
+	plan.Env = setEnv(plan.Env, "XDG_RUNTIME_DIR", private)
+}
+
+// usableRuntimeDir reports whether dir can stay the command's
+// XDG_RUNTIME_DIR (see fixTempEnv).
+func usableRuntimeDir(m Mounts, pol *policy.Policy, dir string, uid int) bool {
+	if !path.IsAbs(dir) {
+		return false
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 {
+		return false
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != uid {
+		return false
+	}
+	if writableInside(m, dir) {
+		return true
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil || masked(m, real) || under(real, "/tmp") && !bound(m, real) {
+		return false
+	}
+	return pol.AllUnixSockets || slices.ContainsFunc(pol.UnixSockets, func(r policy.Rule) bool {
+		return under(r.Pattern, dir) || under(r.Pattern, real)
+	})
+}
+
+// writableInside reports whether the command can write in the directory
+// dir, as the mounts show it: its links resolved, the deepest bind over
+// it writable and no mask over it; the private /tmp itself is writable,
+// what of the host's /tmp no bind brings in is not there.
+func writableInside(m Mounts, dir string) bool {
+	if !path.IsAbs(dir) {
+		return false
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil || masked(m, real) {
+		return false
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return false
+	}
+	var deepest *Bind
+	for i, b := range m.Binds {
+		if under(real, b.Path) && (deepest == nil || len(b.Path) > len(deepest.Path)) {
+			deepest = &m.Binds[i]
+		}
+	}
+	if deepest != nil {
+		return deepest.Write
+	}
+	return real == "/tmp"
+}
+
+func masked(m Mounts, p string) bool {
+	return slices.ContainsFunc(m.Masks, func(x Mask) bool { return under(p, x.Path) })
+}
+
+func bound(m Mounts, p string) bool {
+	return slices.ContainsFunc(m.Binds, func(b Bind) bool { return under(p, b.Path) })
+}
+
+// privateRuntimeDir is the first of /tmp/fence-runtime-UID, -UID-1, ...
+// that no bind covers or lies in, so that the directory the init makes
+// in the private /tmp stays what the command sees; "" when a bind covers
+// /tmp itself.
+func privateRuntimeDir(m Mounts, uid int) string {
+	for i := range 10 {
+		p := runtimeDirPrefix + strconv.Itoa(uid)
+		if i > 0 {
+			p += "-" + strconv.Itoa(i)
+		}
+		if !slices.ContainsFunc(m.Binds, func(b Bind) bool { return under(p, b.Path) || under(b.Path, p) }) {
+			return p
+		}
+	}
+	return ""
+}
+
+func lookupEnv(env []string, name string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// setEnv sets name to value in env, in place of every entry it had.
+func setEnv(env []string, name, value string) []string {
+	return append(unsetEnv(env, name), name+"="+value)
+}
+
+func unsetEnv(env []string, name string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
 }

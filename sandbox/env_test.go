@@ -1,7 +1,11 @@
 package sandbox
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fence-sandbox/fence/policy"
@@ -207,5 +211,101 @@ func TestTemplateEnvAllow(t *testing.T) {
 		if _, got := EnvRemoval(name, r.Config.Env.Deny, allow); got != want {
 			t.Errorf("EnvRemoval(%q) removed = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// TestPrivateTempEnv judges inherited TMPDIR and XDG_RUNTIME_DIR against
+// the mounts: what the command cannot use inside is replaced, what it
+// can is left, and a runtime directory that is not the user's own, or
+// is a link, a previous run or another user could have planted, is
+// never kept.
+func TestPrivateTempEnv(t *testing.T) {
+	uid := os.Getuid()
+	real := func(p string) string {
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	base := real(t.TempDir())
+	dir := func(name string, mode os.FileMode) string {
+		p := filepath.Join(base, name)
+		if err := os.Mkdir(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	own, open, ro, sockets, unbound := dir("own", 0o700), dir("open", 0o755), dir("ro", 0o700), dir("sockets", 0o700), dir("unbound", 0o700)
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(own, link); err != nil {
+		t.Fatal(err)
+	}
+	binds := []Bind{{Path: base, Write: true}, {Path: ro}, {Path: sockets}, {Path: unbound + "-not"}}
+	pol := &policy.Policy{UnixSockets: []policy.Rule{{Pattern: sockets + "/bus"}}}
+	const private = "XDG_RUNTIME_DIR=" + runtimeDirPrefix
+	tests := []struct {
+		name         string
+		env          []string
+		uid          int
+		binds        []Bind
+		want         []string // the variables after, in order
+		runtimeDir   bool     // Mounts.RuntimeDir is set
+		runtimeIndex string   // its suffix after the uid, when set
+	}{
+		{"neither set", []string{"A=1"}, uid, binds, []string{"A=1"}, false, ""},
+		{"TMPDIR the private /tmp", []string{"TMPDIR=/tmp"}, uid, binds, []string{"TMPDIR=/tmp"}, false, ""},
+		{"TMPDIR writable", []string{"TMPDIR=" + own}, uid, binds, []string{"TMPDIR=" + own}, false, ""},
+		{"TMPDIR through a link to a writable one", []string{"TMPDIR=" + link}, uid, binds, []string{"TMPDIR=" + link}, false, ""},
+		{"TMPDIR read-only inside", []string{"TMPDIR=" + ro}, uid, binds, []string{"TMPDIR=/tmp"}, false, ""},
+		{"TMPDIR missing", []string{"TMPDIR=" + base + "/missing"}, uid, binds, []string{"TMPDIR=/tmp"}, false, ""},
+		{"TMPDIR relative", []string{"TMPDIR=tmp"}, uid, binds, []string{"TMPDIR=/tmp"}, false, ""},
+		{"TMPDIR of the host's /tmp, hidden", []string{"TMPDIR=" + own}, uid, nil, []string{"TMPDIR=/tmp"}, false, ""},
+		{"runtime dir usable", []string{"XDG_RUNTIME_DIR=" + own}, uid, binds, []string{"XDG_RUNTIME_DIR=" + own}, false, ""},
+		{"runtime dir open to others", []string{"XDG_RUNTIME_DIR=" + open}, uid, binds, []string{private}, true, ""},
+		{"runtime dir another user's", []string{"XDG_RUNTIME_DIR=" + own}, uid + 1, binds, []string{private}, true, ""},
+		{"runtime dir a planted link", []string{"XDG_RUNTIME_DIR=" + link}, uid, binds, []string{private}, true, ""},
+		{"runtime dir missing", []string{"XDG_RUNTIME_DIR=/run/user/nobody-here"}, uid, binds, []string{private}, true, ""},
+		{"runtime dir read-only", []string{"XDG_RUNTIME_DIR=" + ro}, uid, binds, []string{private}, true, ""},
+		{"runtime dir read-only with a listed socket", []string{"XDG_RUNTIME_DIR=" + sockets}, uid, binds, []string{"XDG_RUNTIME_DIR=" + sockets}, false, ""},
+		{"runtime dir in the host's /tmp, hidden", []string{"XDG_RUNTIME_DIR=" + unbound}, uid, nil, []string{private}, true, ""},
+		{"a bind at the private runtime dir", []string{"XDG_RUNTIME_DIR=/missing"}, uid, []Bind{{Path: fmt.Sprintf("%s%d", runtimeDirPrefix, uid), Write: true}}, []string{private}, true, "-1"},
+		{"a bind over all of /tmp", []string{"XDG_RUNTIME_DIR=/missing", "TMPDIR=/missing"}, uid, []Bind{{Path: "/tmp", Write: true}}, []string{"TMPDIR=/tmp"}, false, ""},
+		{"both, and duplicates", []string{"TMPDIR=/missing", "XDG_RUNTIME_DIR=/missing", "TMPDIR=/missing2"}, uid, binds, []string{private, "TMPDIR=/tmp"}, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := &Plan{Env: tt.env, Mounts: Mounts{PrivateTmp: true, Binds: tt.binds}}
+			privateTempEnv(plan, pol, tt.uid)
+			var got []string
+			for _, kv := range plan.Env {
+				if strings.HasPrefix(kv, "TMPDIR=") || strings.HasPrefix(kv, "XDG_RUNTIME_DIR=") || kv == "A=1" {
+					got = append(got, kv)
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("env = %q, want %q", got, tt.want)
+			}
+			slices.Sort(got)
+			want := slices.Sorted(slices.Values(tt.want))
+			for i := range got {
+				if got[i] != want[i] && !(want[i] == private && strings.HasPrefix(got[i], private)) {
+					t.Errorf("env = %q, want %q", got, tt.want)
+				}
+			}
+			wantDir := ""
+			if tt.runtimeDir {
+				wantDir = fmt.Sprintf("%s%d%s", runtimeDirPrefix, tt.uid, tt.runtimeIndex)
+				if !slices.Contains(plan.Env, "XDG_RUNTIME_DIR="+wantDir) {
+					t.Errorf("env = %q, want XDG_RUNTIME_DIR=%s", plan.Env, wantDir)
+				}
+			}
+			if plan.Mounts.RuntimeDir != wantDir {
+				t.Errorf("Mounts.RuntimeDir = %q, want %q", plan.Mounts.RuntimeDir, wantDir)
+			}
+		})
 	}
 }

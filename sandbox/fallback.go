@@ -53,7 +53,8 @@ const WeakerRoot = "as root: chmod and chown fail with \"Operation not permitted
 // namespaces, so that Landlock alone enforces the filesystem policy. A
 // deny inside an allowed tree is expressed by granting the tree's other
 // entries, so that the denied path gets no rule at all. tmpDir is a
-// private directory the command may write, in place of a private /tmp;
+// private directory the command may write, in place of a private /tmp
+// (TMPDIR, and XDG_RUNTIME_DIR when the plan has a private one);
 // terminals are the terminal devices fence's standard streams are, the
 // only ones of /dev/pts the command may use. hostSockets are the host's
 // sockets (Plan.HostSockets): those the plan's "unix" rules do not grant
@@ -68,7 +69,12 @@ func LandlockOnly(plan *Plan, tmpDir string, terminals, hostSockets []string) *P
 		p.Proxy = &px
 	}
 	p.Mounts = Mounts{}
-	p.Env = append(slices.Clone(plan.Env), "TMPDIR="+tmpDir)
+	p.Env = setEnv(plan.Env, "TMPDIR", tmpDir)
+	if plan.Mounts.RuntimeDir != "" {
+		// No private /tmp to make it in: the private TMPDIR, the
+		// user's and 0700 too, removed at exit, serves.
+		p.Env = setEnv(p.Env, "XDG_RUNTIME_DIR", tmpDir)
+	}
 	var deniedRead, deniedWrite []string
 	for _, m := range plan.Mounts.Masks {
 		if !m.Socket && !isSocket(m.Path) {

@@ -94,8 +94,8 @@ type nesting struct {
 	// which has no namespaces either: then the --degraded policy applies.
 	landlockOnly bool
 	// listener is false when this run cannot have a seccomp listener:
-	// the outer sandbox's supervisor holds one (it judges execs, or
-	// connect() in the Landlock-only engine).
+	// the outer sandbox's supervisor holds one (it judges execs, listen()
+	// on the host's network, or connect() in the Landlock-only engine).
 	listener bool
 	// httpPort and socksPort are the outer sandbox's proxies, from the
 	// environment it gave its command (0 when it has none).
@@ -156,7 +156,7 @@ func (n *nesting) refusal(plan *sandbox.Plan) error {
 	if n.listener {
 		return nil
 	}
-	what := "judges execs (runtimeExecPolicy \"argv\")"
+	what := "judges execs (runtimeExecPolicy \"argv\") or listen() (on the host's network, with network.allowLocalBinding false)"
 	if n.landlockOnly {
 		what = "has no namespaces either (the Landlock-only engine) and judges connect()"
 	}

@@ -192,7 +192,26 @@ func (b *rootBuilder) tmp() error {
 	if !b.plan.Mounts.PrivateTmp {
 		return nil
 	}
-	return mountFS("tmpfs", b.at("/tmp"), unix.MS_NOSUID|unix.MS_NODEV, tmpfsData("1777", b.sizes.TmpMB))
+	if err := mountFS("tmpfs", b.at("/tmp"), unix.MS_NOSUID|unix.MS_NODEV, tmpfsData("1777", b.sizes.TmpMB)); err != nil {
+		return err
+	}
+	return b.tmpLinks()
+}
+
+// tmpLinks makes the plan's symlinks in the private /tmp, as they are on
+// the host, before any bind lands there: each lies at its canonical
+// place, outside every bind, so nothing on its way is a link.
+func (b *rootBuilder) tmpLinks() error {
+	for _, l := range b.plan.Mounts.Links {
+		at := b.at(l.Path)
+		if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
+			return fmt.Errorf("create the directory of the link %q: %w (%s)", l.Path, err, l.Why)
+		}
+		if err := os.Symlink(l.Target, at); err != nil {
+			return fmt.Errorf("make the link %q to %q in the private /tmp: %w (%s)", l.Path, l.Target, err, l.Why)
+		}
+	}
+	return nil
 }
 
 func (b *rootBuilder) dev() error {

@@ -143,6 +143,9 @@ type Mounts struct {
 	// RuntimeDir, when set, is the private XDG_RUNTIME_DIR the init makes
 	// in the private /tmp (see fixTempEnv).
 	RuntimeDir string `json:"runtimeDir,omitempty"`
+	// Links are made in the private /tmp before the binds, as they are on
+	// the host (see tmpLinks).
+	Links []Link `json:"links,omitempty"`
 }
 
 // Bind mounts a host path at the same path in the sandbox.
@@ -150,6 +153,15 @@ type Bind struct {
 	Path  string `json:"path"`
 	Write bool   `json:"write"`
 	Why   string `json:"why"`
+}
+
+// Link is a symlink of the host's below /tmp, made again at the same
+// place in the private /tmp, with the same target: a working directory,
+// a home or a rule's path spelled through it then works inside too.
+type Link struct {
+	Path   string `json:"path"`
+	Target string `json:"target"` // as the link says it, unresolved
+	Why    string `json:"why"`
 }
 
 // Mask hides a denied path: an empty, unreadable file or directory.
@@ -358,11 +370,16 @@ func (b *builder) all(rules []policy.Rule) []resolved { return b.resolve(rules, 
 // allowed resolves what allow rules name, granting nothing through a
 // symlink that leads out of the writable tree it lies in.
 func (b *builder) allowed(rules []policy.Rule) []resolved {
+	return b.resolve(rules, b.linkScope())
+}
+
+// linkScope is the run's linkScope, computed when first needed.
+func (b *builder) linkScope() *linkScope {
 	if b.scope == nil {
 		s := b.m.disk.linkScope(b.pol)
 		b.scope = &s
 	}
-	return b.resolve(rules, b.scope)
+	return b.scope
 }
 
 // resolve finds the existing paths of rules with their links resolved;
@@ -490,7 +507,7 @@ func (b *builder) build() {
 	}
 	// The private /tmp hides the host's; what the policy names there is
 	// bound through, read-only unless it is writable.
-	dir := resolved{path: b.pol.Dir, why: "the working directory", dir: true}
+	dir := resolved{path: b.realDir(), why: "the working directory", dir: true}
 	for _, r := range append(append([]resolved{dir}, read...), exec...) {
 		if under(r.path, "/tmp") && !coveredBy(r.path, write) {
 			mounts.Binds = append(mounts.Binds, Bind{Path: r.path, Why: r.why})
@@ -503,6 +520,7 @@ func (b *builder) build() {
 	}
 	mounts.Binds = dedupeBinds(mounts.Binds)
 	sortByDepth(mounts.Binds, func(x Bind) string { return x.Path })
+	mounts.Links = b.tmpLinks(mounts.Binds)
 	sockets := b.hiddenSockets()
 	denyRead = append(denyRead, sockets...)
 	sortByDepth(denyRead, func(r resolved) string { return r.path })

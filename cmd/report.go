@@ -13,15 +13,16 @@ import (
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
-// runReport is what --report writes when fence ends.
+// runReport is what --report writes when fence ends. Every key is
+// written, empty or not, so that a reader can rely on each.
 type runReport struct {
-	Command  []string         `json:"command"`         // argv as given after --
-	Shell    string           `json:"shell,omitempty"` // the -c string
+	Command  []string         `json:"command"` // argv as given after --
+	Shell    string           `json:"shell"`   // the -c string
 	Dir      string           `json:"dir"`
 	Start    time.Time        `json:"start"`
 	End      time.Time        `json:"end"`
 	ExitCode int              `json:"exitCode"`
-	Error    string           `json:"error,omitempty"` // why fence itself failed, if it did
+	Error    string           `json:"error"` // why fence itself failed, if it did
 	Chain    policy.Chain     `json:"chain"`
 	Denials  []sandbox.Denial `json:"denials"`
 

@@ -283,6 +283,9 @@ func addForwards(plan *sandbox.Plan, ports []string) error {
 		if err != nil {
 			return err
 		}
+		if err := plan.Proxy.CheckForward(f); err != nil {
+			return err
+		}
 		plan.Proxy.Forwards = append(plan.Proxy.Forwards, f)
 		if tcp := plan.Landlock.TCP; tcp != nil {
 			// The server inside may listen on the port, and the init

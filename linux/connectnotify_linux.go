@@ -448,7 +448,8 @@ func errnoOf(err error) unix.Errno {
 }
 
 // notified says which calls the filter hands to the supervisor: execve
-// and execveat, connect, listen.
+// and execveat, connect, listen and bind (listen brings bind, for the
+// message a refused TCP bind gets).
 type notified struct{ exec, connect, listen bool }
 
 // notifyProgram is the filter that hands the calls of c to the
@@ -463,7 +464,7 @@ func notifyProgram(c notified) ([]bpf.RawInstruction, error) {
 		nrs = append(nrs, unix.SYS_CONNECT)
 	}
 	if c.listen {
-		nrs = append(nrs, unix.SYS_LISTEN)
+		nrs = append(nrs, unix.SYS_LISTEN, unix.SYS_BIND)
 	}
 	prog := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: offArch, Size: 4},
@@ -538,6 +539,9 @@ func serveNotify(notify *os.File, plan *sandbox.Plan, conn *connectJudge, stderr
 			continue
 		case n.Data.Nr == unix.SYS_LISTEN && conn != nil:
 			pending.Go(func() { conn.handleListen(fd, n) })
+			continue
+		case n.Data.Nr == unix.SYS_BIND && conn != nil:
+			conn.handleBind(fd, n) // bind does not block
 			continue
 		}
 		judgeExec(fd, n, plan, told, stderr)

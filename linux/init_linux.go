@@ -158,9 +158,10 @@ func restrict(w *wire) (execNotify *os.File, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	if plan.ExecArgv || !w.Namespaces {
-		// Without namespaces the supervisor judges connect() too.
-		return installNotify(notified{exec: plan.ExecArgv, connect: !w.Namespaces, listen: !w.Namespaces})
+	if listen := !w.Namespaces || plan.Landlock.TCP.RefusesListen(); plan.ExecArgv || listen {
+		// Without namespaces the supervisor judges connect() too, and
+		// on the host's network listen().
+		return installNotify(notified{exec: plan.ExecArgv, connect: !w.Namespaces, listen: listen})
 	}
 	return nil, nil
 }

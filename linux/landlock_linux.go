@@ -81,7 +81,11 @@ func landlockConfig(plan sandbox.Landlock) (*landlock.Config, []landlock.Rule, e
 	args := []any{landlock.V9.HandledAccessFS, landlock.V7.Scoped}
 	var opts []landlock.Rule
 	if plan.TCP != nil {
-		args = append(args, landlock.V7.HandledAccessNet)
+		handled := landlock.V7.HandledAccessNet
+		if plan.TCP.AnyConnect {
+			handled = landlock.AccessNetSet(ll.AccessNetBindTCP)
+		}
+		args = append(args, handled)
 		for _, p := range plan.TCP.Connect {
 			opts = append(opts, landlock.ConnectTCP(uint16(p)))
 		}

@@ -12,7 +12,8 @@ import (
 // handleListen answers a listen notification. Landlock refuses bind()
 // to any TCP port, but listen() on an unbound socket binds one of its
 // own choosing, on every address of the host: with a filtered network,
-// nothing may listen on TCP. A unix socket listens, on fence's
+// or on the host's network without network.allowLocalBinding, nothing
+// may listen on TCP. A unix socket listens, on fence's
 // duplicate, and fence records it as the sandbox's: the only unix
 // sockets the command may connect to that the policy does not list.
 func (j *connectJudge) handleListen(fd uintptr, n *seccompNotif) {
@@ -47,9 +48,8 @@ func (j *connectJudge) listen(fd uintptr, n *seccompNotif) (errno unix.Errno, ok
 	if err != nil {
 		return errnoOf(err), true // ENOTSOCK
 	}
-	if (domain == unix.AF_INET || domain == unix.AF_INET6) && j.rules.Filtered {
-		j.refuseCall("listen", "tcp", "listen on TCP", verdict{unix.EACCES, "network.allowLocalBinding",
-			"without a network namespace, a socket would listen on the host's addresses, which the network policy does not allow"})
+	if (domain == unix.AF_INET || domain == unix.AF_INET6) && j.refusesTCPServers() {
+		j.refuseCall("listen", "tcp", "listen on TCP", j.serverVerdict())
 		return unix.EACCES, true
 	}
 	if j.rules.Filtered && boundAbstract(sock) {

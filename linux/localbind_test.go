@@ -31,3 +31,36 @@ func TestLocalBindingPrivateNamespace(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalBindingSharedNetwork: where the command shares the host's
+// network (allowedDomains "*", or the Landlock-only engine) a server
+// would listen on the host's addresses, so bind() and a listen() that
+// binds on its own are refused, each naming network.allowLocalBinding;
+// on the host's network allowLocalBinding true lets them.
+func TestLocalBindingSharedNetwork(t *testing.T) {
+	const hostWhy = `the network is the host's \(network.allowedDomains holds "\*"\), so a server would listen on the host's addresses: set network.allowLocalBinding: true to let it`
+	const script = "./netprobe selfdial 127.0.0.1; ./netprobe autolisten -"
+	refused := "^error: listen tcp 127.0.0.1:0: bind: permission denied\nerror: listen: permission denied\n$"
+	for _, u := range users(t) {
+		t.Run(u.name+"/host network", func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"network": {"allowedDomains": ["*"]}}`)
+			r := w.fence(t, "", nil, "-c", script)
+			check(t, r, 0, refused, `(?s)fence: refused bind on TCP: `+hostWhy+`\n.*fence: refused listen on TCP: `+hostWhy+`\n`)
+		})
+		t.Run(u.name+"/host network, allowed", func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"network": {"allowedDomains": ["*"], "allowLocalBinding": true}}`)
+			r := w.fence(t, "", nil, "-c", script)
+			check(t, r, 0, "^127.0.0.1 hello\nlistening\n$", "")
+		})
+	}
+	const llWhy = `without a network namespace, a socket would listen on the host's addresses, which the network policy does not allow`
+	for _, u := range landlockOnlyUsers(t) {
+		for _, policy := range []string{`{"extends": "code"}`, `{"network": {"allowLocalBinding": true}}`} {
+			t.Run(u.name+"/Landlock-only/"+policy, func(t *testing.T) {
+				w := landlockWorld(t, u, policy)
+				r := w.landlockOnly(t, u, "-c", script)
+				check(t, r, 0, refused, `(?s)fence: refused bind on TCP: `+llWhy+`\n.*fence: refused listen on TCP: `+llWhy+`\n`)
+			})
+		}
+	}
+}

@@ -174,12 +174,15 @@ func serve(cmd *exec.Cmd, w *wire, planW, statR *os.File, ready chan struct{}, f
 	planW.Close()
 	status, files := readStatus(statR)
 	close(ready) // the init takes signals now (or is gone)
-	if (w.Plan.ExecArgv || !w.Namespaces) && len(files) > 0 {
+	if (w.Plan.ExecArgv || !w.Namespaces || w.Plan.Landlock.TCP.RefusesListen()) && len(files) > 0 {
 		var conn *connectJudge
-		if !w.Namespaces {
+		switch {
+		case !w.Namespaces:
 			rules := landlockOnlyRules(w.Plan)
 			rules.Listed = unixRules(w.Plan)
 			conn = newConnectJudge(rules, w.Plan, stderr)
+		case w.Plan.Landlock.TCP.RefusesListen():
+			conn = newConnectJudge(connectRules{}, w.Plan, stderr) // judges listen() only
 		}
 		go serveNotify(files[len(files)-1], w.Plan, conn, stderr)
 		files = files[:len(files)-1]

@@ -21,9 +21,11 @@ func (r *Resolved) EmptyConfig() string {
 }
 
 // RunWarnings are the findings of Lint that a run states too, before the
-// command starts: today, a policy that lets the command write ~/.ssh.
+// command starts: a policy that lets the command write ~/.ssh, and
+// allowLocalOutbound without ports.
 func RunWarnings(r *Resolved, dir, home string) []Warning {
 	l := linter{r: r, dir: dir, home: home}
 	l.sshWritable()
+	l.localOutboundWithoutPorts()
 	return l.out
 }

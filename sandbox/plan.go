@@ -190,10 +190,11 @@ type Landlock struct {
 }
 
 // LandlockTCP lists the only TCP ports the command may connect to and
-// bind.
+// bind; with AnyConnect, connect() is not limited, only bind().
 type LandlockTCP struct {
-	Connect []int `json:"connect"`
-	Bind    []int `json:"bind,omitempty"`
+	Connect    []int `json:"connect"`
+	Bind       []int `json:"bind,omitempty"`
+	AnyConnect bool  `json:"anyConnect,omitempty"`
 }
 
 // LandlockRule grants Access below Path.
@@ -715,11 +716,7 @@ func (b *builder) landlock(read, exec, write []resolved) {
 	for _, s := range b.allowed(b.pol.UnixSockets) {
 		add(s.path, "unix", s.why)
 	}
-	if p := b.plan.Proxy; b.plan.Network == "none" && !b.pol.NamespaceBinding {
-		// Inside the namespace only the proxies and relayed ports may be
-		// connected, and nothing may listen.
-		ll.TCP = &LandlockTCP{Connect: append([]int{p.HTTPPort, p.SOCKSPort}, p.LocalPorts...)}
-	}
+	ll.TCP = b.landlockTCP()
 	ll.MinABI = 1
 	if b.plan.Network == "host" {
 		ll.MinABI = 6

@@ -36,7 +36,7 @@ func main() {
 		return
 	}
 	if len(os.Args) != 3 {
-		fmt.Println("usage: netprobe http|connect|tls|socks|direct|serve|selfdial|unix|raw TARGET, or exec NAME [ARGS...]")
+		fmt.Println("usage: netprobe http|connect|tls|socks|direct|serve|selfdial|autolisten|unix|raw TARGET, or exec NAME [ARGS...]")
 		os.Exit(2)
 	}
 	out, err := probe(os.Args[1], os.Args[2])
@@ -127,6 +127,16 @@ func probe(mode, target string) (string, error) {
 			got = append(got, line)
 		}
 		return strings.Join(got, "; "), nil
+	case "autolisten": // listen() on a TCP socket never bound, which binds a port of the kernel's choosing on every address; TARGET is ignored
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			return "", err
+		}
+		defer syscall.Close(fd)
+		if err := syscall.Listen(fd, 1); err != nil {
+			return "", fmt.Errorf("listen: %w", err)
+		}
+		return "listening", nil
 	case "raw": // an ICMP raw socket, as ping uses
 		c, err := net.ListenPacket("ip4:icmp", "0.0.0.0")
 		if err != nil {

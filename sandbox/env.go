@@ -254,7 +254,8 @@ func bound(m Mounts, p string) bool {
 }
 
 // privateRuntimeDir is the first of /tmp/fence-runtime-UID, -UID-1, ...
-// that no bind covers or lies in, so that the directory the init makes
+// that no bind or link made again in the private /tmp covers or lies in
+// (see Mounts.Links), so that the directory the init makes
 // in the private /tmp stays what the command sees; "" when a bind covers
 // /tmp itself.
 func privateRuntimeDir(m Mounts, uid int) string {
@@ -263,7 +264,9 @@ func privateRuntimeDir(m Mounts, uid int) string {
 		if i > 0 {
 			p += "-" + strconv.Itoa(i)
 		}
-		if !slices.ContainsFunc(m.Binds, func(b Bind) bool { return under(p, b.Path) || under(b.Path, p) }) {
+		taken := slices.ContainsFunc(m.Binds, func(b Bind) bool { return under(p, b.Path) || under(b.Path, p) }) ||
+			slices.ContainsFunc(m.Links, func(l Link) bool { return under(p, l.Path) || under(l.Path, p) })
+		if !taken {
 			return p
 		}
 	}

@@ -273,12 +273,16 @@ func TestPrivateTempEnv(t *testing.T) {
 		{"runtime dir read-only with a listed socket", []string{"XDG_RUNTIME_DIR=" + sockets}, uid, binds, []string{"XDG_RUNTIME_DIR=" + sockets}, false, ""},
 		{"runtime dir in the host's /tmp, hidden", []string{"XDG_RUNTIME_DIR=" + unbound}, uid, nil, []string{private}, true, ""},
 		{"a bind at the private runtime dir", []string{"XDG_RUNTIME_DIR=/missing"}, uid, []Bind{{Path: fmt.Sprintf("%s%d", runtimeDirPrefix, uid), Write: true}}, []string{private}, true, "-1"},
+		{"a link made again at the private runtime dir", []string{"XDG_RUNTIME_DIR=/missing"}, uid, nil, []string{private}, true, "-1"},
 		{"a bind over all of /tmp", []string{"XDG_RUNTIME_DIR=/missing", "TMPDIR=/missing"}, uid, []Bind{{Path: "/tmp", Write: true}}, []string{"TMPDIR=/tmp"}, false, ""},
 		{"both, and duplicates", []string{"TMPDIR=/missing", "XDG_RUNTIME_DIR=/missing", "TMPDIR=/missing2"}, uid, binds, []string{private, "TMPDIR=/tmp"}, true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			plan := &Plan{Env: tt.env, Mounts: Mounts{PrivateTmp: true, Binds: tt.binds}}
+			if strings.HasPrefix(tt.name, "a link made again") {
+				plan.Mounts.Links = []Link{{Path: fmt.Sprintf("%s%d", runtimeDirPrefix, uid), Target: "/elsewhere"}}
+			}
 			privateTempEnv(plan, pol, tt.uid)
 			var got []string
 			for _, kv := range plan.Env {

@@ -3,9 +3,14 @@
 package linux_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,6 +107,71 @@ func TestFreshHomeGoBuild(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFreshHomeGoGet runs `go get` of a module the home has never seen,
+// under the code template, on a fresh home: fence creates the module
+// cache, and the go command fetches from a module proxy on the host's
+// loopback (a port allowLocalOutbound and allowLocalOutboundPorts
+// relay) into it. The checksum
+// database cannot be served here (GOSUMDB=off), so ~/go/pkg/sumdb is
+// only shown writable, by TestFreshHome.
+func TestFreshHomeGoGet(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not found")
+	}
+	gobin, _ = filepath.EvalSymlinks(gobin)
+	proxy := httptest.NewServer(moduleProxy(t, "example.com/dep", "v1.0.0"))
+	defer proxy.Close()
+	port := proxy.Listener.Addr().(*net.TCPAddr).Port
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, fmt.Sprintf(`{"extends": "code", "network": {"allowLocalOutbound": true, "allowLocalOutboundPorts": [%d]}}`, port))
+			for name, content := range map[string]string{
+				"go.mod":  "module example.com/fresh\n\ngo 1.21\n",
+				"main.go": "package main\n\nimport \"example.com/dep\"\n\nfunc main() { println(dep.Hello) }\n",
+			} {
+				must(t, os.WriteFile(filepath.Join(w.ws, name), []byte(content), 0o644))
+				must(t, os.Lchown(filepath.Join(w.ws, name), u.uid, u.uid))
+			}
+			env := []string{"PATH=" + filepath.Dir(gobin) + ":/usr/bin:/bin", "GOTOOLCHAIN=local", "GOSUMDB=off", "GOFLAGS=-buildvcs=false",
+				fmt.Sprintf("GOPROXY=http://127.0.0.1:%d", port)}
+			r := w.fence(t, "", env, "-c", `go get example.com/dep@v1.0.0 && go build -o fresh . && ./fresh`)
+			check(t, r, 0, "", `(?s)go: added example.com/dep v1.0.0.*hello from dep`)
+			if _, err := os.Stat(w.home + "/go/pkg/mod/example.com/dep@v1.0.0/dep.go"); err != nil {
+				t.Errorf("the module is not in the host's module cache: %v", err)
+			}
+		})
+	}
+}
+
+// moduleProxy serves one module version by the GOPROXY protocol.
+func moduleProxy(t *testing.T, mod, version string) http.Handler {
+	t.Helper()
+	gomod := "module " + mod + "\n\ngo 1.21\n"
+	var zipped bytes.Buffer
+	zw := zip.NewWriter(&zipped)
+	for name, content := range map[string]string{"go.mod": gomod, "dep.go": "package dep\n\nconst Hello = \"hello from dep\"\n"} {
+		f, err := zw.Create(mod + "@" + version + "/" + name)
+		must(t, err)
+		f.Write([]byte(content))
+	}
+	must(t, zw.Close())
+	files := map[string]string{
+		"/" + mod + "/@v/list":                 version + "\n",
+		"/" + mod + "/@v/" + version + ".info": fmt.Sprintf(`{"Version":%q,"Time":"2026-01-01T00:00:00Z"}`, version),
+		"/" + mod + "/@v/" + version + ".mod":  gomod,
+		"/" + mod + "/@v/" + version + ".zip":  zipped.String(),
+	}
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		body, ok := files[r.URL.Path]
+		if !ok {
+			http.NotFound(rw, r)
+			return
+		}
+		rw.Write([]byte(body))
+	})
 }
 
 // TestFreshHomePlantedLinks plants what an earlier run could have left

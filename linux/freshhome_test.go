@@ -146,6 +146,38 @@ func TestFreshHomeGoGet(t *testing.T) {
 	}
 }
 
+// TestFreshHomeNpmInstall installs a package from a tarball with npm on a
+// fresh home under the code template: npm's cache and logs go to ~/.npm,
+// which fence created.
+func TestFreshHomeNpmInstall(t *testing.T) {
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm not found")
+	}
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"extends": "code"}`)
+			for name, content := range map[string]string{
+				"package.json":     `{"name": "fresh", "version": "1.0.0"}`,
+				"dep/package.json": `{"name": "dep", "version": "1.0.0"}`,
+				"dep/index.js":     `module.exports = "hello from dep"`,
+			} {
+				p := filepath.Join(w.ws, name)
+				must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				must(t, os.WriteFile(p, []byte(content), 0o644))
+				must(t, os.Lchown(filepath.Dir(p), u.uid, u.uid))
+				must(t, os.Lchown(p, u.uid, u.uid))
+			}
+			env := []string{"PATH=" + filepath.Dir(npm) + ":/usr/bin:/bin"}
+			r := w.fence(t, "", env, "-c", `npm pack ./dep --pack-destination . >/dev/null && npm install ./dep-1.0.0.tgz --offline --no-audit --no-fund && node -e 'console.log(require("dep"))'`)
+			check(t, r, 0, `(?s)added 1 package.*hello from dep\n$`, "")
+			if entries, err := os.ReadDir(w.home + "/.npm/_cacache"); err != nil || len(entries) == 0 {
+				t.Errorf("npm's cache is empty on the host: %v", err)
+			}
+		})
+	}
+}
+
 // moduleProxy serves one module version by the GOPROXY protocol.
 func moduleProxy(t *testing.T, mod, version string) http.Handler {
 	t.Helper()

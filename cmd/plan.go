@@ -143,7 +143,7 @@ func originOf(res *policy.Resolved) func(key, value string) string {
 func planFor(pol *policy.Policy, disk *sandbox.Disk, argv []string, shell, degraded string) (*sandbox.Plan, error) {
 	plan, err := sandbox.NewPlan(pol, sandbox.Options{Disk: disk,
 		Argv: argv, Shell: shell, Environ: os.Environ(),
-		UID: os.Getuid(), GID: os.Getgid(), Degraded: degraded,
+		UID: os.Getuid(), GID: os.Getgid(), Degraded: degraded, FenceBinary: fenceBinary(),
 	})
 	if err != nil {
 		return nil, err
@@ -243,7 +243,7 @@ func sshThroughProxy(plan *sandbox.Plan) {
 		return
 	}
 	self := fenceBinary()
-	if self == "" || !plan.ShowFenceBinary(self) {
+	if self == "" || !plan.FenceBinaryVisible(self) {
 		return
 	}
 	plan.Env = append(plan.Env, fmt.Sprintf("GIT_SSH_COMMAND=ssh -o ProxyCommand='%s ssh-proxy %%h %%p'", self))

@@ -233,3 +233,18 @@ func TestFenceBinaryBelowTmp(t *testing.T) {
 		})
 	}
 }
+
+// TestTmpDenyAboveBind denies a directory below /tmp that holds a path an
+// allow rule names: deny beats allow, so the private /tmp shows neither.
+func TestTmpDenyAboveBind(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorldIn(t, "/tmp", u.uid, `{"filesystem": {"allowRead": ["~/.ssh"], "denyRead": ["~"]}}`)
+			r := w.fence(t, "", nil, "-c", `cat ~/.ssh/id_rsa`)
+			check(t, r, 1, "", `id_rsa: (Permission denied|No such file or directory)`)
+			if strings.Contains(r.stdout, "SECRET-KEY") {
+				t.Errorf("a path below a denied directory was readable:\n%s", r.stdout)
+			}
+		})
+	}
+}

@@ -5,24 +5,36 @@ import (
 	"slices"
 )
 
-// ShowFenceBinary makes the fence binary at self visible inside the
-// sandbox at the same path, for the commands fence points at it
-// (GIT_SSH_COMMAND's ssh-proxy): a binary below /tmp that no bind brings
-// in would be missing from the private /tmp. It is bound read-only, as
-// the binary always is: a command can put nothing of its own there that
-// is not its own already, since whatever runs it runs inside the
-// sandbox. It reports whether self is visible inside.
-func (p *Plan) ShowFenceBinary(self string) bool {
+// fenceBinaryBind binds the fence binary (Options.FenceBinary) read-only
+// at its own path when it lies below /tmp and no other bind brings it
+// into the private /tmp: GIT_SSH_COMMAND names it as ssh's ProxyCommand
+// (`fence ssh-proxy`), and the private /tmp would hide it. It comes
+// before the masks, so a deny rule over it still hides it. A command can
+// put nothing of its own in its place that is not its own already: what
+// runs it runs inside the sandbox, and the host's file stays read-only.
+func (b *builder) fenceBinaryBind(binds []Bind) []Bind {
+	self := b.fenceBinary
+	if self == "" || b.plan.Network != "none" || !under(self, "/tmp") {
+		return binds
+	}
+	if slices.ContainsFunc(binds, func(x Bind) bool { return under(self, x.Path) }) {
+		return binds
+	}
+	if fi, err := os.Stat(self); err != nil || !fi.Mode().IsRegular() {
+		return binds
+	}
+	return append(binds, Bind{Path: self, Why: "the fence binary, which GIT_SSH_COMMAND runs as ssh's ProxyCommand"})
+}
+
+// FenceBinaryVisible reports whether the fence binary at self (its links
+// resolved) is there inside the sandbox at the same path: not hidden by
+// the private /tmp, nor by a mask.
+func (p *Plan) FenceBinaryVisible(self string) bool {
+	if slices.ContainsFunc(p.Mounts.Masks, func(m Mask) bool { return under(self, m.Path) }) {
+		return false
+	}
 	if !p.Mounts.PrivateTmp || !under(self, "/tmp") {
 		return true
 	}
-	if slices.ContainsFunc(p.Mounts.Binds, func(b Bind) bool { return under(self, b.Path) }) {
-		return true
-	}
-	if fi, err := os.Stat(self); err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
-	p.Mounts.Binds = append(p.Mounts.Binds, Bind{Path: self, Why: "the fence binary, which GIT_SSH_COMMAND runs as ssh's ProxyCommand"})
-	sortByDepth(p.Mounts.Binds, func(x Bind) string { return x.Path })
-	return true
+	return slices.ContainsFunc(p.Mounts.Binds, func(b Bind) bool { return under(self, b.Path) })
 }

@@ -215,6 +215,9 @@ type Options struct {
 	// Disk holds the listings FindRepos read for this run, so that the
 	// plan's walks do not read the same tree again; nil reads afresh.
 	Disk *Disk
+	// FenceBinary is the running fence binary, its links resolved: bound
+	// into the private /tmp when it lies there (see fenceBinaryBind).
+	FenceBinary string
 }
 
 // DefaultGlobBudget bounds the walk that matches glob rules at start.
@@ -259,7 +262,7 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 		plan.Proxy.LocalPorts = p.LocalOutboundPorts
 		plan.Env = ProxyEnv(plan.Env, plan.Proxy.HTTPPort, plan.Proxy.SOCKSPort)
 	}
-	b := builder{plan: plan, pol: p, m: &matcher{deadline: time.Now().Add(o.GlobBudget), disk: o.Disk}, environ: o.Environ}
+	b := builder{plan: plan, pol: p, m: &matcher{deadline: time.Now().Add(o.GlobBudget), disk: o.Disk}, environ: o.Environ, fenceBinary: o.FenceBinary}
 	b.m.deny = map[string]bool{}
 	for _, r := range slices.Concat(p.DenyRead, p.DenyWrite) {
 		b.m.deny[globKey(r)] = true
@@ -314,9 +317,11 @@ type builder struct {
 	pol     *policy.Policy
 	m       *matcher
 	environ []string
-	err     error      // what kept the plan from being complete
-	scope   *linkScope // see linkScope; computed when first needed
-	pins    []string   // more directories to pin, see watchLinks
+	// fenceBinary is Options.FenceBinary.
+	fenceBinary string
+	err         error      // what kept the plan from being complete
+	scope       *linkScope // see linkScope; computed when first needed
+	pins        []string   // more directories to pin, see watchLinks
 }
 
 // paths are the existing paths r names, resolved; with trees, a path
@@ -510,7 +515,7 @@ func (b *builder) build() {
 	// bound through, read-only unless it is writable.
 	dir := resolved{path: b.realDir(), why: "the working directory", dir: true}
 	for _, r := range append(append([]resolved{dir}, read...), exec...) {
-		if under(r.path, "/tmp") && !coveredBy(r.path, write) {
+		if under(r.path, "/tmp") && !coveredBy(r.path, write) && !coveredBy(r.path, denyRead) {
 			mounts.Binds = append(mounts.Binds, Bind{Path: r.path, Why: r.why})
 		}
 	}
@@ -519,6 +524,7 @@ func (b *builder) build() {
 			mounts.Binds = append(mounts.Binds, Bind{Path: d.path, Why: d.why})
 		}
 	}
+	mounts.Binds = b.fenceBinaryBind(mounts.Binds)
 	mounts.Binds = dedupeBinds(mounts.Binds)
 	sortByDepth(mounts.Binds, func(x Bind) string { return x.Path })
 	mounts.Links = b.tmpLinks(mounts.Binds)
@@ -526,7 +532,9 @@ func (b *builder) build() {
 	denyRead = append(denyRead, sockets...)
 	sortByDepth(denyRead, func(r resolved) string { return r.path })
 	for _, d := range denyRead {
-		hidden := under(d.path, "/tmp") && !slices.ContainsFunc(mounts.Binds, func(x Bind) bool { return under(d.path, x.Path) })
+		// Below /tmp, a denied path is hidden already unless a bind brings
+		// it, or something below it, into the private /tmp.
+		hidden := under(d.path, "/tmp") && !slices.ContainsFunc(mounts.Binds, func(x Bind) bool { return under(d.path, x.Path) || under(x.Path, d.path) })
 		if !hidden && !slices.ContainsFunc(mounts.Masks, func(m Mask) bool { return under(d.path, m.Path) }) {
 			mounts.Masks = append(mounts.Masks, Mask{Path: d.path, Dir: d.dir, Socket: d.socket, Why: d.why})
 		}

@@ -57,7 +57,10 @@ func (b *builder) tmpLinks(binds []Bind) []Link {
 			continue
 		}
 		b.m.disk.resolveLinks("/", s.path, nil, func(l linkSeen, _, _ string) error {
-			inBind := slices.ContainsFunc(binds, func(x Bind) bool { return under(l.path, x.Path) })
+			// A link inside a bind comes with it; one with a bind below it
+			// cannot be (a bind's path has no link on its way), and would
+			// lead the bind's mount point elsewhere.
+			inBind := slices.ContainsFunc(binds, func(x Bind) bool { return under(l.path, x.Path) || under(x.Path, l.path) })
 			if seen[l.path] || !under(l.path, "/tmp") || l.path == "/tmp" || inBind {
 				return nil
 			}

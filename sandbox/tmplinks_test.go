@@ -75,30 +75,41 @@ func TestTmpLinks(t *testing.T) {
 	}
 }
 
-// TestShowFenceBinary binds a fence binary below /tmp that nothing else
-// brings into the private /tmp, read-only at its own path, and leaves
-// one elsewhere alone.
-func TestShowFenceBinary(t *testing.T) {
-	dir := t.TempDir()
-	self := filepath.Join(dir, "fence")
+// TestFenceBinaryBind plans a run with the fence binary below /tmp:
+// nothing else brings it into the private /tmp, so it is bound read-only
+// at its own path; a deny rule over it still hides it, and then fence
+// does not name it to GIT_SSH_COMMAND.
+func TestFenceBinaryBind(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !under(dir, "/tmp") {
+		t.Skip("the temporary directory is not below /tmp")
+	}
+	self := filepath.Join(dir, "bin", "fence")
+	if err := os.MkdirAll(filepath.Dir(self), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p := &Plan{Mounts: Mounts{PrivateTmp: true}}
-	if !p.ShowFenceBinary(self) {
-		t.Fatal("ShowFenceBinary reported the binary invisible")
-	}
-	var want []Bind
-	if under(self, "/tmp") {
-		want = append(want, Bind{Path: self, Why: "the fence binary, which GIT_SSH_COMMAND runs as ssh's ProxyCommand"})
-	}
-	if !slices.Equal(p.Mounts.Binds, want) {
-		t.Errorf("binds = %v, want %v", p.Mounts.Binds, want)
-	}
-	if p.ShowFenceBinary(self); len(p.Mounts.Binds) != len(want) {
-		t.Errorf("a second call bound it again: %v", p.Mounts.Binds)
-	}
-	if p.ShowFenceBinary(filepath.Join(dir, "missing")) && under(dir, "/tmp") {
-		t.Error("a missing binary below /tmp was reported visible")
+	for _, deny := range []string{"", filepath.Dir(self)} {
+		fs := policy.Filesystem{}
+		if deny != "" {
+			fs.DenyRead = []string{deny}
+		}
+		pol := policy.Compile(policy.Config{Filesystem: fs}, policy.Env{Dir: "/", Home: "/nonexistent"})
+		p, err := NewPlan(pol, Options{Argv: []string{"true"}, FenceBinary: self})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound := slices.Contains(p.Mounts.Binds, Bind{Path: self, Why: "the fence binary, which GIT_SSH_COMMAND runs as ssh's ProxyCommand"})
+		if !bound {
+			t.Errorf("deny %q: the binary is not bound: %v", deny, p.Mounts.Binds)
+		}
+		if visible := p.FenceBinaryVisible(self); visible != (deny == "") {
+			t.Errorf("deny %q: FenceBinaryVisible = %v", deny, visible)
+		}
 	}
 }

@@ -6,6 +6,9 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -15,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -122,7 +126,8 @@ func TestFreshHomeGoGet(t *testing.T) {
 		t.Skip("go not found")
 	}
 	gobin, _ = filepath.EvalSymlinks(gobin)
-	proxy := httptest.NewServer(moduleProxy(t, "example.com/dep", "v1.0.0"))
+	handler, vkey := moduleProxy(t, "example.com/dep", "v1.0.0")
+	proxy := httptest.NewServer(handler)
 	defer proxy.Close()
 	port := proxy.Listener.Addr().(*net.TCPAddr).Port
 	for _, u := range users(t) {
@@ -135,12 +140,15 @@ func TestFreshHomeGoGet(t *testing.T) {
 				must(t, os.WriteFile(filepath.Join(w.ws, name), []byte(content), 0o644))
 				must(t, os.Lchown(filepath.Join(w.ws, name), u.uid, u.uid))
 			}
-			env := []string{"PATH=" + filepath.Dir(gobin) + ":/usr/bin:/bin", "GOTOOLCHAIN=local", "GOSUMDB=off", "GOFLAGS=-buildvcs=false",
+			env := []string{"PATH=" + filepath.Dir(gobin) + ":/usr/bin:/bin", "GOTOOLCHAIN=local", "GOSUMDB=" + vkey, "GOFLAGS=-buildvcs=false",
 				fmt.Sprintf("GOPROXY=http://127.0.0.1:%d", port)}
 			r := w.fence(t, "", env, "-c", `go get example.com/dep@v1.0.0 && go build -o fresh . && ./fresh`)
 			check(t, r, 0, "", `(?s)go: added example.com/dep v1.0.0.*hello from dep`)
 			if _, err := os.Stat(w.home + "/go/pkg/mod/example.com/dep@v1.0.0/dep.go"); err != nil {
 				t.Errorf("the module is not in the host's module cache: %v", err)
+			}
+			if _, err := os.Stat(w.home + "/go/pkg/sumdb/" + sumdbName + "/latest"); err != nil {
+				t.Errorf("the checksum database's latest tree is not in ~/go/pkg/sumdb: %v", err)
 			}
 		})
 	}
@@ -178,25 +186,48 @@ func TestFreshHomeNpmInstall(t *testing.T) {
 	}
 }
 
-// moduleProxy serves one module version by the GOPROXY protocol.
-func moduleProxy(t *testing.T, mod, version string) http.Handler {
+// sumdbName is the checksum database moduleProxy serves.
+const sumdbName = "sum.fence.test"
+
+// moduleProxy serves one module version by the GOPROXY protocol, and a
+// checksum database of one record, the module's, signed by a key made
+// for the test: it returns the handler and the database's verifier key,
+// for GOSUMDB.
+func moduleProxy(t *testing.T, mod, version string) (http.Handler, string) {
 	t.Helper()
 	gomod := "module " + mod + "\n\ngo 1.21\n"
+	sources := map[string]string{"go.mod": gomod, "dep.go": "package dep\n\nconst Hello = \"hello from dep\"\n"}
 	var zipped bytes.Buffer
 	zw := zip.NewWriter(&zipped)
-	for name, content := range map[string]string{"go.mod": gomod, "dep.go": "package dep\n\nconst Hello = \"hello from dep\"\n"} {
-		f, err := zw.Create(mod + "@" + version + "/" + name)
+	zipFiles := map[string]string{}
+	for name, content := range sources {
+		name = mod + "@" + version + "/" + name
+		f, err := zw.Create(name)
 		must(t, err)
 		f.Write([]byte(content))
+		zipFiles[name] = content
 	}
 	must(t, zw.Close())
+	record := fmt.Sprintf("%s %s %s\n%s %s/go.mod %s\n", mod, version, hash1(zipFiles), mod, version, hash1(map[string]string{"go.mod": gomod}))
+	leaf := sha256.Sum256(append([]byte{0}, record...)) // a tree of one record: its hash is the tree's
+	pub, priv, err := ed25519.GenerateKey(nil)
+	must(t, err)
+	key := append([]byte{1}, pub...) // 1: Ed25519
+	id := sha256.Sum256(append([]byte(sumdbName+"\n"), key...))
+	tree := fmt.Sprintf("go.sum database tree\n1\n%s\n", base64.StdEncoding.EncodeToString(leaf[:]))
+	sig := append(id[:4:4], ed25519.Sign(priv, []byte(tree))...)
+	note := tree + "\n— " + sumdbName + " " + base64.StdEncoding.EncodeToString(sig) + "\n"
+	db := "/sumdb/" + sumdbName
 	files := map[string]string{
 		"/" + mod + "/@v/list":                 version + "\n",
 		"/" + mod + "/@v/" + version + ".info": fmt.Sprintf(`{"Version":%q,"Time":"2026-01-01T00:00:00Z"}`, version),
 		"/" + mod + "/@v/" + version + ".mod":  gomod,
 		"/" + mod + "/@v/" + version + ".zip":  zipped.String(),
+		db + "/supported":                      "",
+		db + "/lookup/" + mod + "@" + version:  "0\n" + record + "\n" + note,
+		db + "/tile/8/0/000.p/1":               string(leaf[:]),
 	}
-	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	h := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		body, ok := files[r.URL.Path]
 		if !ok {
 			http.NotFound(rw, r)
@@ -204,6 +235,21 @@ func moduleProxy(t *testing.T, mod, version string) http.Handler {
 		}
 		rw.Write([]byte(body))
 	})
+	return h, fmt.Sprintf("%s+%x+%s", sumdbName, id[:4], base64.StdEncoding.EncodeToString(key))
+}
+
+// hash1 is the go.sum hash ("h1:") of files, by name.
+func hash1(files map[string]string) string {
+	var names []string
+	for name := range files {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	summary := sha256.New()
+	for _, name := range names {
+		fmt.Fprintf(summary, "%x  %s\n", sha256.Sum256([]byte(files[name])), name)
+	}
+	return "h1:" + base64.StdEncoding.EncodeToString(summary.Sum(nil))
 }
 
 // TestFreshHomePlantedLinks plants what an earlier run could have left

@@ -117,9 +117,8 @@ func TestFreshHomeGoBuild(t *testing.T) {
 // under the code template, on a fresh home: fence creates the module
 // cache, and the go command fetches from a module proxy on the host's
 // loopback (a port allowLocalOutbound and allowLocalOutboundPorts
-// relay) into it. The checksum
-// database cannot be served here (GOSUMDB=off), so ~/go/pkg/sumdb is
-// only shown writable, by TestFreshHome.
+// relay) into it, checking the module against a checksum database the
+// proxy serves too, whose state the go command keeps in ~/go/pkg/sumdb.
 func TestFreshHomeGoGet(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {

@@ -54,13 +54,13 @@ func translate(b *strings.Builder, p string, fold bool) {
 			b.WriteString("[" + negate + foldClass(class, fold) + "]")
 			i += end + 1
 		case c == '{':
-			end := strings.IndexByte(p[i:], '}')
+			alts, end := braceAlternatives(p[i:])
 			if end < 0 {
 				b.WriteString(`\{`)
 				continue
 			}
 			b.WriteString("(")
-			for k, alt := range strings.Split(p[i+1:i+end], ",") {
+			for k, alt := range alts {
 				if k > 0 {
 					b.WriteString("|")
 				}
@@ -74,6 +74,31 @@ func translate(b *strings.Builder, p string, fold bool) {
 			i += literal(b, p[i:], fold) - 1
 		}
 	}
+}
+
+// braceAlternatives splits the brace group p starts with into its
+// alternatives at the commas of its own level, so that a nested group
+// stays whole for the recursion, and returns the index of its closing
+// brace (-1 when it has none).
+func braceAlternatives(p string) (alts []string, end int) {
+	depth, start := 0, 1
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			i++
+		case '{':
+			depth++
+		case '}':
+			if depth--; depth == 0 {
+				return append(alts, p[start:i]), i
+			}
+		case ',':
+			if depth == 1 {
+				alts, start = append(alts, p[start:i]), i+1
+			}
+		}
+	}
+	return nil, -1
 }
 
 // literal writes the first character of s, matched as itself (either

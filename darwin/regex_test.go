@@ -18,6 +18,7 @@ func TestGlobRegexMatchesLinux(t *testing.T) {
 	patterns := []string{
 		"/w", "/w/.env", "/w/**/.env", "/w/**/.env.*", "/w/**/*.pem", "/h/.ssh/id_*", "/h/.aws",
 		"/w/src/**", "/w/*.go", "/w/a?c", "/w/[ab]*", "/w/**", "/w/**/x/**/y", "/w/{a,b}/c",
+		"/w/{a,{b,c}}/x", "/w/{a,b{c,x}}", "/w/{src,{x,y}/**}/main.go",
 		"/w/my file", "/w/quo\"te", "/w/back\\\\slash", "/w/dot.ts", "/w/**/node_modules", "/Ünï/**/Cåse",
 	}
 	segments := []string{"w", "h", ".env", ".env.local", "a.pem", "SERVER.PEM", ".ssh", "id_rsa", "id_ed25519.pub",
@@ -82,10 +83,10 @@ func FuzzGlobRegex(f *testing.F) {
 
 // validPattern is a pattern a config could hold, after Expand, that
 // `fence config lint` does not warn about: absolute, clean, valid UTF-8, a
-// valid glob, no braces (brace-glob), and "**" only as a whole segment
+// valid glob, and "**" only as a whole segment
 // (bare-doublestar).
 func validPattern(p string) bool {
-	if !path.IsAbs(p) || path.Clean(p) != p || !utf8.ValidString(p) || policy.CheckPathPattern(p) != "" || strings.ContainsAny(p, "{}") {
+	if !path.IsAbs(p) || path.Clean(p) != p || !utf8.ValidString(p) || policy.CheckPathPattern(p) != "" {
 		return false
 	}
 	for _, seg := range strings.Split(p, "/") {

@@ -71,13 +71,19 @@ func initRun(notified <-chan struct{}) (int, error) {
 		return 0, err
 	}
 	forwards := w.Plan.Proxy != nil && len(w.Plan.Proxy.Forwards) > 0
-	if err := sendStatus(statusFD, statusOK, listeners, forwards); err != nil {
+	jobs, jobsForSupervisor, err := jobPair()
+	if err != nil {
+		return 0, fmt.Errorf("socketpair for job control: %w", err)
+	}
+	defer jobs.Close()
+	// The job socket goes first: the supervisor takes it from the start.
+	if err := sendStatus(statusFD, statusOK, append([]*os.File{jobsForSupervisor}, listeners...), forwards); err != nil {
 		return 0, err
 	}
 	if forwards {
 		go serveDials(statusFD, w.Plan.Proxy.Forwards)
 	}
-	return runCommand(w)
+	return runCommand(w, jobs)
 }
 
 func readWire() (*wire, error) {
@@ -166,9 +172,12 @@ func restrict(w *wire) (execNotify *os.File, err error) {
 	return nil, nil
 }
 
-// runCommand starts the command, forwards signals to it, reaps every
-// child (as pid 1 must), and returns the command's exit status.
-func runCommand(w *wire) (int, error) {
+// runCommand starts the command in a process group of its own (the
+// terminal's foreground when fence's is), forwards signals to it, reports
+// its stops on the job socket and continues it when the supervisor says
+// so, reaps every child (as pid 1 must), and returns the command's exit
+// status.
+func runCommand(w *wire, jobSock *os.File) (int, error) {
 	plan := w.Plan
 	path, code, err := lookPath(plan.Argv[0], w.Env)
 	if err != nil {
@@ -179,8 +188,11 @@ func runCommand(w *wire) (int, error) {
 	cmd := &exec.Cmd{
 		Path: path, Args: plan.Argv, Env: w.Env, Dir: plan.Dir,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: w.Foreground, Foreground: w.Foreground, Ctty: 0},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Foreground: w.Foreground, Ctty: 0},
 		ExtraFiles:  keptForCommand(plan.KeepFDs),
+	}
+	if w.Namespaces {
+		useConsole(cmd)
 	}
 	limitAddressSpace(cmd, plan.Limits.AddressSpaceMB)
 	if err := setInheritedLimits(plan.Limits); err != nil {
@@ -195,14 +207,20 @@ func runCommand(w *wire) (int, error) {
 		}
 	}
 	if err := startCommand(cmd, plan.ExecArgv); err != nil {
-		return startError(plan.Argv[0], err), nil
+		return startError(plan.Argv[0], path, err), nil
 	}
-	done := make(chan int, 1)
-	go func() { done <- reap(cmd.Process.Pid) }()
+	jobs := &commandJobs{pgrp: cmd.Process.Pid, namespaces: w.Namespaces, sock: jobSock}
+	done, stops, conts := make(chan int, 1), make(chan unix.Signal), make(chan bool)
+	go func() { done <- reap(cmd.Process.Pid, stops, jobs) }()
+	go jobs.readContinues(conts)
 	for {
 		select {
 		case s := <-sigs:
-			cmd.Process.Signal(s)
+			jobs.forward(cmd.Process, s)
+		case sig := <-stops:
+			jobs.reportStop(sig)
+		case withTerminal := <-conts:
+			jobs.resume(withTerminal)
 		case code := <-done:
 			return code, nil
 		}
@@ -230,11 +248,11 @@ func startCommand(cmd *exec.Cmd, execArgv bool) error {
 }
 
 // reap waits for every child until pid exits and returns its status as an
-// exit code.
-func reap(pid int) int {
+// exit code. pid's stops go to stops; its continuing clears jobs' stopped.
+func reap(pid int, stops chan<- unix.Signal, jobs *commandJobs) int {
 	for {
 		var ws unix.WaitStatus
-		got, err := unix.Wait4(-1, &ws, 0, nil)
+		got, err := unix.Wait4(-1, &ws, unix.WUNTRACED|unix.WCONTINUED, nil)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -244,10 +262,14 @@ func reap(pid int) int {
 		if got != pid {
 			continue
 		}
-		if ws.Signaled() {
+		switch {
+		case ws.Stopped():
+			stops <- ws.StopSignal()
+		case ws.Continued():
+			jobs.stopped.Store(false)
+		case ws.Signaled():
 			return 128 + int(ws.Signal())
-		}
-		if ws.Exited() {
+		case ws.Exited():
 			return ws.ExitStatus()
 		}
 	}
@@ -274,17 +296,44 @@ func lookPath(name string, env []string) (string, int, error) {
 	return "", sandbox.ExitNotFound, fmt.Errorf("command not found: %q (PATH=%s)", name, pathVar)
 }
 
-func startError(name string, err error) int {
+// startError says why the command could not start, and returns fence's
+// exit code for it. name is the command as given, path where it was
+// found.
+func startError(name, path string, err error) int {
 	switch {
 	case errors.Is(err, unix.ENOENT):
 		fmt.Fprintf(os.Stderr, "fence: command not found: %q\n", name)
 		return sandbox.ExitNotFound
 	case errors.Is(err, unix.EACCES):
-		fmt.Fprintf(os.Stderr, "fence: cannot execute %q: permission denied (the policy may not allow executing it: see filesystem.allowExecute)\n", name)
+		fmt.Fprintf(os.Stderr, "fence: cannot execute %q: permission denied (%s)\n", name, whyNotExecutable(path))
 	default:
 		fmt.Fprintf(os.Stderr, "fence: cannot execute %q: %v\n", name, err)
 	}
 	return sandbox.ExitNotExecutable
+}
+
+// whyNotExecutable tells what refused to execute path: the file itself
+// (a directory, no execute bit, a mode that leaves this user out), a
+// filesystem mounted noexec, or, when none of these, the policy (the
+// kernel's access check does not see Landlock).
+func whyNotExecutable(path string) string {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("stat: %v", err)
+	case fi.IsDir():
+		return "it is a directory"
+	case fi.Mode().IsRegular() && fi.Mode()&0o111 == 0:
+		return fmt.Sprintf("it lacks the execute bit, mode %v: chmod +x it, or run it through its interpreter", fi.Mode().Perm())
+	}
+	if err := unix.Faccessat(unix.AT_FDCWD, path, unix.X_OK, unix.AT_EACCESS); err != nil {
+		var st unix.Statfs_t
+		if unix.Statfs(path, &st) == nil && st.Flags&unix.ST_NOEXEC != 0 {
+			return "its filesystem is mounted noexec"
+		}
+		return fmt.Sprintf("its mode %v does not let this user execute it", fi.Mode().Perm())
+	}
+	return "the policy does not allow executing it, or its interpreter: see filesystem.allowExecute"
 }
 
 // keptForCommand places the --keep-fd descriptors, which the init holds

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -174,6 +175,10 @@ func serve(cmd *exec.Cmd, w *wire, planW, statR *os.File, ready chan struct{}, f
 	planW.Close()
 	status, files := readStatus(statR)
 	close(ready) // the init takes signals now (or is gone)
+	var jobSock *os.File
+	if status == statusOK && len(files) > 0 {
+		jobSock, files = files[0], files[1:]
+	}
 	if (w.Plan.ExecArgv || !w.Namespaces || w.Plan.Landlock.TCP.RefusesListen()) && len(files) > 0 {
 		var conn *connectJudge
 		switch {
@@ -200,13 +205,19 @@ func serve(cmd *exec.Cmd, w *wire, planW, statR *os.File, ready chan struct{}, f
 		loops = relayForwards(w.Plan.Proxy, forwards, &dialer{sock: statR}, &pending)
 	}
 	timedOut, stopTimer := watchTimeout(cmd.Process, w.Plan.Limits.Timeout)
+	var gave atomic.Bool // the command's group was given the terminal
+	gave.Store(w.Foreground)
+	jobsDone := make(chan struct{})
+	jobsEnded := followJobs(jobSock, jobsDone, &gave)
 	cmd.Wait()
+	close(jobsDone)
+	<-jobsEnded
 	stopTimer()
 	closeListeners(forwards)
 	loops.Wait()
 	waitDrained(&pending)
 	stop()
-	if w.Foreground {
+	if gave.Load() {
 		reclaimTerminal()
 	}
 	if werr != nil {
@@ -259,14 +270,6 @@ func forwardSignals(p *os.Process, ready <-chan struct{}) chan os.Signal {
 		}
 	}()
 	return sigs
-}
-
-// reclaimTerminal makes fence's process group the terminal's foreground
-// again after the command's job owned it.
-func reclaimTerminal() {
-	signal.Ignore(unix.SIGTTOU)
-	defer signal.Reset(unix.SIGTTOU)
-	unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, unix.Getpgrp())
 }
 
 func exitCode(ps *os.ProcessState) int {

@@ -61,7 +61,7 @@ func readStatus(f *os.File) (byte, []*os.File) {
 
 func readStatusFD(fd int) (byte, []*os.File) {
 	buf := make([]byte, 1)
-	oob := make([]byte, unix.CmsgSpace(4*maxListeners))
+	oob := make([]byte, unix.CmsgSpace(4*(maxListeners+2))) // and the job and notify sockets
 	n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil || n == 0 {
 		return 0, nil

@@ -193,6 +193,7 @@ func printPlanDebug(w io.Writer, pol *policy.Policy, p *sandbox.Plan) {
 	if p.Network == "host" && len(p.Proxy.DeniedDomains) > 0 {
 		fmt.Fprintf(w, "fence: debug: network: the host's network is shared (allowedDomains has \"*\"), so deniedDomains binds only clients that use the proxies\n")
 	}
+	fmt.Fprintf(w, "fence: debug: network: %s\n", bindingDebug(p))
 	if len(p.Seccomp) > 0 {
 		fmt.Fprintf(w, "fence: debug: seccomp: EPERM for %s\n", strings.Join(p.Seccomp, ", "))
 	}

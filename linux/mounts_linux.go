@@ -170,6 +170,34 @@ func ensureTarget(target string, dir bool) error {
 	return f.Close()
 }
 
+// mkdirsNoFollow makes dir and the directories on its way below top
+// (which exists), refusing one that is a symlink.
+func mkdirsNoFollow(top, dir string) error {
+	rel, err := filepath.Rel(top, dir)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("%q is not below %q", dir, top)
+	}
+	cur := top
+	for _, name := range strings.Split(rel, "/") {
+		if name == "." {
+			continue
+		}
+		cur = filepath.Join(cur, name)
+		fi, err := os.Lstat(cur)
+		switch {
+		case os.IsNotExist(err):
+			if err := os.Mkdir(cur, 0o755); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		case !fi.IsDir():
+			return fmt.Errorf("%q is not a directory (a link on the way is never followed)", cur)
+		}
+	}
+	return nil
+}
+
 func mountFS(fstype, target string, flags uintptr, data string) error {
 	if err := unix.Mount(fstype, target, fstype, flags, data); err != nil {
 		return &MountError{Op: "mount " + fstype, Source: fstype, Target: target, Flags: flags, Err: err}
@@ -200,11 +228,13 @@ func (b *rootBuilder) tmp() error {
 
 // tmpLinks makes the plan's symlinks in the private /tmp, as they are on
 // the host, before any bind lands there: each lies at its canonical
-// place, outside every bind, so nothing on its way is a link.
+// place, outside every bind, so nothing on its way is a link, and the
+// directories on its way are made without following one (an absolute
+// link followed before the pivot would lead to the host's root).
 func (b *rootBuilder) tmpLinks() error {
 	for _, l := range b.plan.Mounts.Links {
 		at := b.at(l.Path)
-		if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
+		if err := mkdirsNoFollow(b.at("/tmp"), filepath.Dir(at)); err != nil {
 			return fmt.Errorf("create the directory of the link %q: %w (%s)", l.Path, err, l.Why)
 		}
 		if err := os.Symlink(l.Target, at); err != nil {

@@ -56,11 +56,11 @@ func otherUser(u user) int {
 // names.
 func TestTmpHomeDotfileLinks(t *testing.T) {
 	tests := []struct {
-		name, policy, bind string
+		name, policy, bind, rule string
 	}{
-		{"reads open", `{}`, `read-only \S+/home \(the home \(reads are open`},
-		{"allowRead, reads open", `{"filesystem": {"allowRead": ["~/dotfiles", "~"]}}`, `read-only \S+/home \(filesystem.allowRead "~"\)`},
-		{"allowRead, defaultDenyRead", `{"filesystem": {"defaultDenyRead": true, "allowRead": ["~", "OUTSIDE"]}}`, `read-only \S+/home \(filesystem.allowRead "~"\)`},
+		{"reads open", `{}`, `read-only \S+/home \(the home \(reads are open`, `home`},
+		{"allowRead, reads open", `{"filesystem": {"allowRead": ["~/dotfiles", "~"]}}`, `read-only \S+/home \(filesystem.allowRead "~"\)`, `filesystem.allowRead "~" \(settings file: \S+\)`},
+		{"allowRead, defaultDenyRead", `{"filesystem": {"defaultDenyRead": true, "allowRead": ["~", "OUTSIDE"]}}`, `read-only \S+/home \(filesystem.allowRead "~"\)`, `filesystem.allowRead "~" \(settings file: \S+\)`},
 	}
 	for _, u := range users(t) {
 		for _, tt := range tests {
@@ -78,6 +78,9 @@ func TestTmpHomeDotfileLinks(t *testing.T) {
 				if _, err := os.Stat(w.home + "/new"); err == nil {
 					t.Error("the write landed in the host's home")
 				}
+				// fence check names the rule that binds it read-only.
+				r = w.runIn(t, w.ws, nil, filepath.Join(bin, "fence"), "-s", w.settings, "check", "write", w.home+"/new")
+				check(t, r, 1, `^denied write \S+/home/new: `+tt.rule+`; the sandbox binds it read-only from the host into its own /tmp`, "")
 			})
 		}
 	}

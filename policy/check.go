@@ -70,27 +70,33 @@ func (p *Policy) checkWrite(d Decision) Decision {
 	if r := firstCovering(p.Write, d.Path); r != nil {
 		return d.allow(r)
 	}
-	if under(d.Path, "/tmp") && !p.boundReadOnly(d.Path) {
-		return d.allowDefault("sandbox.privateTmp")
+	suggestion := "add the path to filesystem.allowWrite: fence config allow write " + d.Path
+	if under(d.Path, "/tmp") {
+		r, bound := p.boundReadOnly(d.Path)
+		switch {
+		case !bound:
+			return d.allowDefault("sandbox.privateTmp")
+		case r != nil:
+			// The rule that binds it read-only into the private /tmp.
+			return d.deny(r, "the sandbox binds it read-only from the host into its own /tmp; "+suggestion)
+		}
 	}
-	return d.denyDefault("filesystem.allowWrite", "add the path to filesystem.allowWrite: fence config allow write "+d.Path)
+	return d.denyDefault("filesystem.allowWrite", suggestion)
 }
 
 // boundReadOnly reports whether path, under /tmp, is in something the
 // sandbox binds from the host into its private /tmp without write access:
-// the working directory or a readable or executable path.
-func (p *Policy) boundReadOnly(path string) bool {
-	if under(p.Dir, "/tmp") && under(path, p.Dir) {
-		return true
-	}
+// the working directory, or a readable or executable path, whose rule it
+// returns.
+func (p *Policy) boundReadOnly(path string) (*Rule, bool) {
 	for _, rules := range [][]Rule{p.Read, p.Execute} {
 		for i := range rules {
 			if under(rules[i].Pattern, "/tmp") && Covers(rules[i].Pattern, path, rules[i].Fold) {
-				return true
+				return &rules[i], true
 			}
 		}
 	}
-	return false
+	return nil, under(p.Dir, "/tmp") && under(path, p.Dir)
 }
 
 // WritableBy is every allowWrite rule that covers path, in order: the

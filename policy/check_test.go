@@ -63,6 +63,29 @@ func TestCheckPath(t *testing.T) {
 			t.Errorf("working directory in /tmp: write %s = %+v, want allowed %v (it is bound read-only)", path, d, want)
 		}
 	}
+	// With reads open, allowRead below /tmp and a home there are bound
+	// read-only into the private /tmp: readable, and a write is refused
+	// naming the rule that binds them.
+	open := Compile(Config{Filesystem: Filesystem{AllowRead: []string{"/tmp/data", "/var/data"}}}, Env{Dir: "/w", Home: "/tmp/h"})
+	for _, tt := range []struct {
+		access, path string
+		allowed      bool
+		rule         string
+	}{
+		{"read", "/tmp/data/x", true, "filesystem.allowRead"},
+		{"write", "/tmp/data/x", false, "filesystem.allowRead"},
+		{"read", "/tmp/h/notes", true, "home"},
+		{"write", "/tmp/h/notes", false, "home"},
+		{"read", "/tmp/other", false, "sandbox.privateTmp"},
+		{"write", "/tmp/other", true, "sandbox.privateTmp"},
+	} {
+		if d := open.CheckPath(tt.access, tt.path, tt.path); d.Allowed != tt.allowed || d.Rule != tt.rule {
+			t.Errorf("reads open, /tmp/data and a home below /tmp: CheckPath(%s, %s) = %v %s, want %v %s", tt.access, tt.path, d.Allowed, d.Rule, tt.allowed, tt.rule)
+		}
+	}
+	if len(open.Read) != 2 {
+		t.Errorf("reads open: read rules %v, want the one below /tmp and the home", open.Read)
+	}
 	strict := Compile(Config{Filesystem: Filesystem{DefaultDenyRead: true}}, Env{Dir: "/w", Home: "/h"})
 	if d := strict.CheckPath("read", "/h/notes", "/h/notes"); d.Allowed || d.Rule != "filesystem.defaultDenyRead" || d.Pattern != nil {
 		t.Errorf("defaultDenyRead: %+v", d)

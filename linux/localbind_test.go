@@ -12,20 +12,25 @@ const selfDialBoth = "^127.0.0.1 hello; ::1 hello\n$"
 
 // TestLocalBindingPrivateNamespace: a test that starts a local server
 // (httptest listens on 127.0.0.1:0 or [::1]:0 and dials it) works under
-// the code template, whose network namespace is the sandbox's own, and
-// an explicit allowLocalBinding false still refuses it.
+// the code template, whose network namespace is the sandbox's own (also
+// offline, under --no-network), and an explicit allowLocalBinding false
+// still refuses it.
 func TestLocalBindingPrivateNamespace(t *testing.T) {
-	tests := []struct{ name, policy, stdout string }{
-		{"code template", `{"extends": "code"}`, selfDialBoth},
-		{"default", `{}`, selfDialBoth},
-		{"allowed", `{"network": {"allowLocalBinding": true}}`, selfDialBoth},
-		{"refused when false", `{"extends": "code", "network": {"allowLocalBinding": false}}`, `^error: listen tcp 127.0.0.1:0: bind: permission denied\n$`},
+	tests := []struct {
+		name, policy, stdout string
+		args                 []string
+	}{
+		{"code template", `{"extends": "code"}`, selfDialBoth, nil},
+		{"default", `{}`, selfDialBoth, nil},
+		{"allowed", `{"network": {"allowLocalBinding": true}}`, selfDialBoth, nil},
+		{"offline, with --no-network", `{"extends": "code"}`, selfDialBoth, []string{"--no-network"}},
+		{"refused when false", `{"extends": "code", "network": {"allowLocalBinding": false}}`, `^error: listen tcp 127.0.0.1:0: bind: permission denied\n$`, nil},
 	}
 	for _, u := range users(t) {
 		for _, tt := range tests {
 			t.Run(u.name+"/"+tt.name, func(t *testing.T) {
 				w := newWorld(t, u.uid, tt.policy)
-				r := w.fence(t, "", nil, "--", "./netprobe", "selfdial", "127.0.0.1,::1")
+				r := w.fence(t, "", nil, append(tt.args, "--", "./netprobe", "selfdial", "127.0.0.1,::1")...)
 				check(t, r, 0, tt.stdout, "")
 			})
 		}

@@ -34,7 +34,7 @@ func Run(plan *sandbox.Plan, pre *Prestarted, stderr io.Writer) (int, error) {
 	w := &wire{Plan: plan, Env: plan.Env, Namespaces: true, Foreground: isForeground()}
 	code, err := supervise(w, pre.take(w), stderr)
 	if errors.Is(err, errNoUserNS) {
-		code, err = runLandlockOnly(plan, err, w.Foreground, stderr)
+		code, err = runLandlockOnly(plan, err, w.Foreground, detectNesting(), stderr)
 	}
 	if err != nil {
 		return sandbox.ExitFenceError, err
@@ -49,12 +49,22 @@ func Run(plan *sandbox.Plan, pre *Prestarted, stderr io.Writer) (int, error) {
 // not let this user create them, and says what is weaker. What is left
 // lets a command reach things the policy never granted (modes of the
 // user's files, the host's processes), so this engine runs only with
-// --degraded=warn. No pid namespace ends what the command leaves
+// --degraded=warn, unless nest is a fence sandbox of the namespace
+// engine that this run is inside (see nested_linux.go): that sandbox
+// still gives what namespaces give, and what this run could not narrow
+// of it is named instead. No pid namespace ends what the command leaves
 // running, so fence kills every process of the sandbox before it returns
 // (and so before it moves aside what the command planted).
-func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, stderr io.Writer) (int, error) {
-	weaker := sandbox.WeakerFor(plan, os.Geteuid() == 0)
-	if plan.Degraded != "warn" {
+func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, nest *nesting, stderr io.Writer) (int, error) {
+	root := os.Geteuid() == 0
+	weaker := sandbox.WeakerFor(plan, root)
+	nested := nest != nil && !nest.landlockOnly
+	if nest != nil {
+		if err := nest.refusal(plan); err != nil {
+			return 0, err
+		}
+	}
+	if plan.Degraded != "warn" && !nested {
 		fmt.Fprintf(stderr, "fence: warning: %v: Landlock alone would enforce the policy, which is weaker:\n", why)
 		printWeaker(weaker, stderr)
 		return 0, fmt.Errorf("%v: refusing to run with weaker enforcement than the policy asks; pass --degraded=warn to run anyway, or let this user create user namespaces (see fence doctor)", why)
@@ -68,8 +78,20 @@ func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, stderr io.W
 	if err := checkLandlock(KernelLandlockABI(), ll.Landlock.MinABI, ll.Landlock.Reasons, plan.Degraded, stderr); err != nil {
 		return 0, fmt.Errorf("%v, and %w", why, err)
 	}
-	fmt.Fprintf(stderr, "fence: warning: %v: enforcing the policy with Landlock alone, which is weaker:\n", why)
-	printWeaker(weaker, stderr)
+	if nest != nil {
+		network := nestedProxies(ll, nest)
+		if nested {
+			weaker = sandbox.NestedWeaker(plan, root, network)
+		} else if network != "" {
+			weaker = append(weaker, "inside a fence sandbox, "+network)
+		}
+	}
+	if nested {
+		printNested(weaker, stderr)
+	} else {
+		fmt.Fprintf(stderr, "fence: warning: %v: enforcing the policy with Landlock alone, which is weaker:\n", why)
+		printWeaker(weaker, stderr)
+	}
 	keep, undo, err := becomeSubreaper()
 	if err != nil {
 		return 0, err
@@ -97,6 +119,13 @@ func ownTerminals() []string {
 		}
 	}
 	return out
+}
+
+// printNested prints what a nested run could not narrow, a line each.
+func printNested(lines []string, stderr io.Writer) {
+	for _, l := range lines {
+		fmt.Fprintf(stderr, "fence: warning: %s\n", l)
+	}
 }
 
 func printWeaker(weaker []string, stderr io.Writer) {

@@ -152,6 +152,9 @@ func serveProxies(plan *sandbox.Plan, listeners []net.Listener, stderr io.Writer
 		return func() {}
 	}
 	srv := &proxy.Server{Policy: plan.ProxyPolicy()}
+	if o := plan.Proxy.Outer; o != nil && !o.Reuse {
+		srv.Upstream = proxy.ConnectVia(net.JoinHostPort("127.0.0.1", strconv.Itoa(o.HTTPPort)))
+	}
 	var blocked atomic.Int64
 	var refused sandbox.Refusals
 	srv.Log = func(e proxy.Event) {
@@ -210,10 +213,15 @@ func fileListeners(p *sandbox.Proxy, files []*os.File) []net.Listener {
 
 // hostProxyListeners listens for the proxies on the host's loopback, for
 // a sandbox that shares the host's network, and points w's environment
-// at them. Without namespaces (the Landlock-only fallback), Landlock's
+// at them (or at the outer sandbox's, in a nested run that may not
+// listen). Without namespaces (the Landlock-only fallback), Landlock's
 // TCP rules then limit connections to those ports and the local ports
 // the policy allows.
 func hostProxyListeners(w *wire) ([]net.Listener, error) {
+	if o := w.Plan.Proxy.Outer; o != nil && o.Reuse {
+		useOuterProxies(w, o)
+		return nil, nil
+	}
 	var listeners []net.Listener
 	for range 2 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")

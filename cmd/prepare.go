@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/sandbox"
 )
 
 // The sandbox makes writable only what exists when it starts: a cache
@@ -262,4 +263,22 @@ func createdNote(pol *policy.Policy, d policy.Decision) policy.Decision {
 	}
 	d.Suggestion = fmt.Sprintf("%s does not exist, and the sandbox makes writable only what exists at start; %s; create it before the run", r.Pattern, why)
 	return d
+}
+
+// hostRuntimeDir makes the private XDG_RUNTIME_DIR in the host's /tmp
+// for a plan that asks for one there (sandbox.Mounts.RuntimeDirHost: a
+// rule shares the host's /tmp), with a name no one can know before, mode
+// 0700, and returns what removes it after the run. Removal does not
+// follow links: whatever the command left there, or put in its place,
+// goes, and nothing outside it.
+func hostRuntimeDir(plan *sandbox.Plan) (remove func(), err error) {
+	if !plan.Mounts.RuntimeDirHost {
+		return func() {}, nil
+	}
+	dir, err := os.MkdirTemp("/tmp", "fence-runtime-")
+	if err != nil {
+		return nil, fmt.Errorf("create the private XDG_RUNTIME_DIR: %w", err)
+	}
+	plan.SetRuntimeDir(dir)
+	return func() { os.RemoveAll(dir) }, nil
 }

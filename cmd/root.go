@@ -219,6 +219,11 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	if err := addForwards(plan, o.ports); err != nil {
 		return err
 	}
+	removeRuntimeDir, err := hostRuntimeDir(plan)
+	if err != nil {
+		return err
+	}
+	defer removeRuntimeDir()
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(o.stderr, "fence: warning: %s\n", w)
 	}

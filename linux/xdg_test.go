@@ -232,3 +232,35 @@ func (w *world) landlockOnlyEnv(t *testing.T, u user, env []string, args ...stri
 	}
 	return result{out.String(), errb.String(), code}
 }
+
+// TestRuntimeDirSharedTmp: with a rule that shares the host's /tmp,
+// there is no private /tmp to make the directory in; fence makes one in
+// the host's, under a name no one could have planted, and removes it
+// when the run ends, in both engines.
+func TestRuntimeDirSharedTmp(t *testing.T) {
+	for _, engine := range []string{"namespaces", "landlock-only"} {
+		us := users(t)
+		if engine == "landlock-only" {
+			us = landlockOnlyUsers(t)
+		}
+		for _, u := range us {
+			t.Run(engine+"/"+u.name, func(t *testing.T) {
+				w := newWorld(t, hostUID(u, engine), `{"filesystem": {"allowWrite": [".", "/tmp"]}}`)
+				env := []string{"XDG_RUNTIME_DIR=/run/user/fence-missing"}
+				var r result
+				if engine == "landlock-only" {
+					r = w.landlockOnlyEnv(t, u, env, "--degraded=warn", "-c", probeDirs)
+				} else {
+					r = w.fence(t, "", env, "-c", probeDirs)
+				}
+				dir := checkRuntimeDirs(t, r, u, false, false, env)["XDG_RUNTIME_DIR"]
+				if engine == "namespaces" && !strings.HasPrefix(dir, "/tmp/fence-runtime-") {
+					t.Errorf("XDG_RUNTIME_DIR = %q, want a directory fence made in the shared /tmp", dir)
+				}
+				if _, err := os.Lstat(dir); err == nil {
+					t.Errorf("%s outlived the run", dir)
+				}
+			})
+		}
+	}
+}

@@ -162,7 +162,8 @@ const runtimeDirPrefix = "/tmp/fence-runtime-"
 // spec wants it), and the command can write in it or connect to a
 // socket there that network.allowUnixSockets lists; otherwise it becomes
 // a fresh directory of the private /tmp (Mounts.RuntimeDir), or, where
-// nothing private is there (a rule binds the host's /tmp), is unset.
+// a rule binds the host's /tmp over the private one, a fresh directory
+// the supervisor makes there and removes at exit (Mounts.RuntimeDirHost).
 // Variables the environment does not hold are left unset. Only for
 // Linux: the macOS runner sets a TMPDIR of its own, and macOS has no
 // XDG_RUNTIME_DIR of its own.
@@ -184,13 +185,22 @@ func privateTempEnv(plan *Plan, pol *policy.Policy, uid int) {
 	if !ok || usableRuntimeDir(plan.Mounts, pol, dir, uid) {
 		return
 	}
-	private := privateRuntimeDir(plan.Mounts, uid)
-	if private == "" {
-		plan.Env = unsetEnv(plan.Env, "XDG_RUNTIME_DIR")
-		return
+	plan.Env = unsetEnv(plan.Env, "XDG_RUNTIME_DIR")
+	switch private := privateRuntimeDir(plan.Mounts, uid); {
+	case private != "":
+		plan.Mounts.RuntimeDir = private
+		plan.Env = setEnv(plan.Env, "XDG_RUNTIME_DIR", private)
+	case slices.ContainsFunc(plan.Mounts.Binds, func(b Bind) bool { return b.Write && under("/tmp", b.Path) }):
+		// A rule shares the host's /tmp: the supervisor makes the
+		// directory there and sets the variable (SetRuntimeDir).
+		plan.Mounts.RuntimeDirHost = true
 	}
-	plan.Mounts.RuntimeDir = private
-	plan.Env = setEnv(plan.Env, "XDG_RUNTIME_DIR", private)
+}
+
+// SetRuntimeDir points the command's XDG_RUNTIME_DIR at dir, the
+// directory the supervisor made for a plan with Mounts.RuntimeDirHost.
+func (p *Plan) SetRuntimeDir(dir string) {
+	p.Env = setEnv(p.Env, "XDG_RUNTIME_DIR", dir)
 }
 
 // usableRuntimeDir reports whether dir can stay the command's
@@ -255,9 +265,9 @@ func bound(m Mounts, p string) bool {
 
 // privateRuntimeDir is the first of /tmp/fence-runtime-UID, -UID-1, ...
 // that no bind or link made again in the private /tmp covers or lies in
-// (see Mounts.Links), so that the directory the init makes
-// in the private /tmp stays what the command sees; "" when a bind covers
-// /tmp itself.
+// (see Mounts.Links), so that the directory the init makes in the
+// private /tmp stays what the command sees; "" when a bind covers /tmp
+// itself.
 func privateRuntimeDir(m Mounts, uid int) string {
 	for i := range 10 {
 		p := runtimeDirPrefix + strconv.Itoa(uid)

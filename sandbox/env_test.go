@@ -247,6 +247,10 @@ func TestPrivateTempEnv(t *testing.T) {
 	binds := []Bind{{Path: base, Write: true}, {Path: ro}, {Path: sockets}, {Path: unbound + "-not"}}
 	pol := &policy.Policy{UnixSockets: []policy.Rule{{Pattern: sockets + "/bus"}}}
 	const private = "XDG_RUNTIME_DIR=" + runtimeDirPrefix
+	taken := []Bind{{Path: fmt.Sprintf("%s%d/sub", runtimeDirPrefix, uid)}}
+	for i := 1; i < 10; i++ {
+		taken = append(taken, Bind{Path: fmt.Sprintf("%s%d-%d", runtimeDirPrefix, uid, i)})
+	}
 	tests := []struct {
 		name         string
 		env          []string
@@ -274,6 +278,7 @@ func TestPrivateTempEnv(t *testing.T) {
 		{"runtime dir in the host's /tmp, hidden", []string{"XDG_RUNTIME_DIR=" + unbound}, uid, nil, []string{private}, true, ""},
 		{"a bind at the private runtime dir", []string{"XDG_RUNTIME_DIR=/missing"}, uid, []Bind{{Path: fmt.Sprintf("%s%d", runtimeDirPrefix, uid), Write: true}}, []string{private}, true, "-1"},
 		{"a link made again at the private runtime dir", []string{"XDG_RUNTIME_DIR=/missing"}, uid, nil, []string{private}, true, "-1"},
+		{"every private name taken", []string{"XDG_RUNTIME_DIR=/missing"}, uid, taken, nil, false, ""},
 		{"a bind over all of /tmp", []string{"XDG_RUNTIME_DIR=/missing", "TMPDIR=/missing"}, uid, []Bind{{Path: "/tmp", Write: true}}, []string{"TMPDIR=/tmp"}, false, ""},
 		{"both, and duplicates", []string{"TMPDIR=/missing", "XDG_RUNTIME_DIR=/missing", "TMPDIR=/missing2"}, uid, binds, []string{private, "TMPDIR=/tmp"}, true, ""},
 	}
@@ -306,6 +311,9 @@ func TestPrivateTempEnv(t *testing.T) {
 				if !slices.Contains(plan.Env, "XDG_RUNTIME_DIR="+wantDir) {
 					t.Errorf("env = %q, want XDG_RUNTIME_DIR=%s", plan.Env, wantDir)
 				}
+			}
+			if host := tt.name == "a bind over all of /tmp"; plan.Mounts.RuntimeDirHost != host {
+				t.Errorf("Mounts.RuntimeDirHost = %v, want %v", plan.Mounts.RuntimeDirHost, host)
 			}
 			if plan.Mounts.RuntimeDir != wantDir {
 				t.Errorf("Mounts.RuntimeDir = %q, want %q", plan.Mounts.RuntimeDir, wantDir)

@@ -143,6 +143,10 @@ type Mounts struct {
 	// RuntimeDir, when set, is the private XDG_RUNTIME_DIR the init makes
 	// in the private /tmp (see fixTempEnv).
 	RuntimeDir string `json:"runtimeDir,omitempty"`
+	// RuntimeDirHost asks the supervisor for a private XDG_RUNTIME_DIR in
+	// the host's /tmp, which a rule binds over the private one: a fresh
+	// directory, 0700, removed at exit.
+	RuntimeDirHost bool `json:"runtimeDirHost,omitempty"`
 	// Links are made in the private /tmp before the binds, as they are on
 	// the host (see tmpLinks).
 	Links []Link `json:"links,omitempty"`

@@ -72,13 +72,14 @@ func (b *rootBuilder) capture() error {
 	type source struct {
 		path             string
 		write, recursive bool
+		resolved         bool // the plan resolved its links: none may be on its way now
 	}
 	var sources []source
 	for _, bind := range b.plan.Mounts.Binds {
-		sources = append(sources, source{bind.Path, bind.Write, true})
+		sources = append(sources, source{bind.Path, bind.Write, true, true})
 	}
 	for _, p := range b.devSources() {
-		sources = append(sources, source{p, true, p == "/dev"})
+		sources = append(sources, source{p, true, p == "/dev", false})
 	}
 	for _, s := range sources {
 		key := treeKey(s.path, s.write)
@@ -88,13 +89,36 @@ func (b *rootBuilder) capture() error {
 		if _, err := os.Stat(s.path); err != nil && strings.HasPrefix(s.path, "/dev/") {
 			continue // a device the host does not have
 		}
-		fd, err := cloneTree(s.path, !s.write, s.recursive)
+		clone := cloneTree
+		if s.resolved {
+			clone = cloneResolvedTree
+		}
+		fd, err := clone(s.path, !s.write, s.recursive)
 		if err != nil {
 			return err
 		}
 		b.trees[key] = fd
 	}
 	return nil
+}
+
+// cloneResolvedTree is cloneTree for a path the plan resolved: if a link
+// has appeared on its way since (one a user who could change a directory
+// there swapped in), the run fails instead of binding what it leads to.
+func cloneResolvedTree(path string, readOnly, recursive bool) (int, error) {
+	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS}
+	dir, err := unix.Openat2(unix.AT_FDCWD, path, how)
+	if errors.Is(err, unix.ENOSYS) {
+		return cloneTree(path, readOnly, recursive) // before Linux 5.6
+	}
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) {
+			err = fmt.Errorf("%w: a symlink is on its way now, where there was none when fence planned the run", err)
+		}
+		return -1, &MountError{Op: "openat2 RESOLVE_NO_SYMLINKS", Source: path, Err: err}
+	}
+	defer unix.Close(dir)
+	return cloneTreeAt(dir, path, readOnly, recursive)
 }
 
 func treeKey(path string, write bool) string {
@@ -117,11 +141,22 @@ func (b *rootBuilder) devSources() []string {
 
 // cloneTree returns a detached copy of the mount tree at path.
 func cloneTree(path string, readOnly, recursive bool) (int, error) {
+	return cloneTreeAt(unix.AT_FDCWD, path, readOnly, recursive)
+}
+
+// cloneTreeAt is cloneTree of the file dir holds (path naming it), or of
+// path itself with AT_FDCWD.
+func cloneTreeAt(dir int, path string, readOnly, recursive bool) (int, error) {
 	flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC)
 	if recursive {
 		flags |= unix.AT_RECURSIVE
 	}
-	fd, err := unix.OpenTree(unix.AT_FDCWD, path, flags)
+	at := path
+	if dir != unix.AT_FDCWD {
+		flags |= unix.AT_EMPTY_PATH
+		at = ""
+	}
+	fd, err := unix.OpenTree(dir, at, flags)
 	if err != nil {
 		return -1, &MountError{Op: "open_tree", Source: path, Flags: uintptr(flags), Err: err}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -281,4 +282,30 @@ func hostRuntimeDir(plan *sandbox.Plan) (remove func(), err error) {
 	}
 	plan.SetRuntimeDir(dir)
 	return func() { os.RemoveAll(dir) }, nil
+}
+
+// printTempEnvDebug says, for -d, which of TMPDIR and XDG_RUNTIME_DIR
+// the plan changed from what fence inherited, and to what.
+func printTempEnvDebug(w io.Writer, plan *sandbox.Plan) {
+	for _, name := range []string{"TMPDIR", "XDG_RUNTIME_DIR"} {
+		was, set := os.LookupEnv(name)
+		now, ok := lookupEnv(plan.Env, name)
+		switch {
+		case !set || was == now && ok || slices.Contains(plan.EnvRemoved, name):
+		case ok:
+			fmt.Fprintf(w, "fence: debug: env: %s=%s, since the inherited %q is not usable inside\n", name, now, was)
+		default:
+			fmt.Fprintf(w, "fence: debug: env: %s unset, since the inherited %q is not usable inside and there is no private place for it\n", name, was)
+		}
+	}
+}
+
+// lookupEnv is the value of name in env, the last one set.
+func lookupEnv(env []string, name string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
 }

@@ -229,6 +229,7 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	}
 	if o.policy.debug {
 		printPlanDebug(o.stderr, pol, plan)
+		printTempEnvDebug(o.stderr, plan)
 	}
 	var code int
 	switch runtime.GOOS {

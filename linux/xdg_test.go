@@ -130,8 +130,11 @@ func TestRuntimeDirPlantedInHostTmp(t *testing.T) {
 			}
 			must(t, os.Symlink(target, planted))
 			t.Cleanup(func() { os.Remove(planted) })
-			r := w.fence(t, "", []string{"XDG_RUNTIME_DIR=/run/user/fence-missing"}, "-c", probeDirs)
+			r := w.fence(t, "", []string{"XDG_RUNTIME_DIR=/run/user/fence-missing"}, "-d", "-c", probeDirs)
 			checkRuntimeDirs(t, r, u, false, false, nil)
+			if want := fmt.Sprintf(`fence: debug: env: XDG_RUNTIME_DIR=%s, since the inherited "/run/user/fence-missing" is not usable inside`, planted); !strings.Contains(r.stderr, want) {
+				t.Errorf("-d does not say %q:\n%s", want, r.stderr)
+			}
 			if entries, _ := os.ReadDir(target); len(entries) > 0 {
 				t.Errorf("the command wrote %s through the planted link", entries[0].Name())
 			}

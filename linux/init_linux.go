@@ -164,7 +164,7 @@ func restrict(w *wire) (execNotify *os.File, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	if listen := !w.Namespaces || plan.Landlock.TCP.RefusesListen(); plan.ExecArgv || listen {
+	if listen := !w.Namespaces || plan.Landlock.TCP.RefusesListen(); (plan.ExecArgv || listen) && !w.NoListener {
 		// Without namespaces the supervisor judges connect() too, and
 		// on the host's network listen().
 		return installNotify(notified{exec: plan.ExecArgv, connect: !w.Namespaces, listen: listen})
@@ -206,7 +206,7 @@ func runCommand(w *wire, jobSock *os.File) (int, error) {
 			return 0, fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
 		}
 	}
-	if err := startCommand(cmd, plan.ExecArgv); err != nil {
+	if err := startCommand(cmd, plan.ExecArgv || w.NoListener); err != nil {
 		return startError(plan.Argv[0], path, err), nil
 	}
 	jobs := &commandJobs{pgrp: cmd.Process.Pid, namespaces: w.Namespaces, sock: jobSock}
@@ -231,7 +231,9 @@ func runCommand(w *wire, jobSock *os.File) (int, error) {
 // dumpable while it forks, or the supervisor could not read the argv of
 // the command's first exec (a child of a non-dumpable process is itself
 // non-dumpable until it executes); no other process of the sandbox exists
-// yet to take advantage of it.
+// yet to take advantage of it. A nested run without a listener of its
+// own (NoListener) forks so too: the outer sandbox's supervisor may judge
+// the exec.
 func startCommand(cmd *exec.Cmd, execArgv bool) error {
 	if !execArgv {
 		return cmd.Start()

@@ -151,16 +151,51 @@ func proxyPort(v, scheme string) int {
 	return port
 }
 
-// refusal is why the nested run cannot go on, or nil.
+// refusal is why the nested run cannot go on, or nil. Without a
+// listener of its own (the outer supervisor holds the one a process may
+// have) this run cannot judge execs, nor connect(): on the host's
+// network Landlock's port rules would then admit any address.
 func (n *nesting) refusal(plan *sandbox.Plan) error {
 	if n.listener {
 		return nil
 	}
-	what := "judges execs (runtimeExecPolicy \"argv\") or listen() (on the host's network, with network.allowLocalBinding false)"
-	if n.landlockOnly {
-		what = "has no namespaces either (the Landlock-only engine) and judges connect()"
+	const why = "this run is inside a fence sandbox whose supervisor judges calls through a seccomp listener (execs with runtimeExecPolicy \"argv\", listen() on the host's network, connect() in the Landlock-only engine), and a process may have only one"
+	switch {
+	case n.landlockOnly:
+		return fmt.Errorf("%s, and the outer sandbox has no namespaces either (the Landlock-only engine): run the command without the inner fence, under the outer sandbox's policy", why)
+	case plan.ExecArgv:
+		return fmt.Errorf("%s, which this run would need to judge execs (runtimeExecPolicy \"argv\"): run it with runtimeExecPolicy \"path\", or the command without the inner fence", why)
+	case plan.Network == "none" && !n.landlockOnly && hostNetwork():
+		return fmt.Errorf("%s, which this run would need to judge connect() on the host's network the outer sandbox shares: run the command without the inner fence, under the outer sandbox's policy", why)
 	}
-	return fmt.Errorf("this run is inside a fence sandbox that %s through a seccomp listener, and a process may have only one, which this run would need to judge connect() and listen() (and execs, with runtimeExecPolicy \"argv\"): run the command without the inner fence, under the outer sandbox's policy", what)
+	return nil
+}
+
+// unjudged is what a nested run without a listener could not narrow.
+const unjudged = "unix sockets: the outer sandbox's supervisor holds the only seccomp listener, so this run judges no connect() or listen(), and every unix socket the outer sandbox leaves reachable is (network.allowUnixSockets does not narrow it)"
+
+// joinNotNarrowed joins what a nested run could not narrow.
+func joinNotNarrowed(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// hostNetwork reports whether this process sees a network interface
+// other than loopback that is up: the host's network, shared by the
+// outer sandbox, rather than a network namespace of its own.
+func hostNetwork() bool {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return true
+	}
+	for _, i := range ifaces {
+		if i.Flags&net.FlagUp != 0 && i.Flags&net.FlagLoopback == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // nestedProxies prepares the proxies of ll, the Landlock-only plan of a

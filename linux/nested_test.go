@@ -155,11 +155,13 @@ func TestNestedDirect(t *testing.T) {
 }
 
 // TestNestedExecArgv: inside a plain sandbox the inner run judges execs
-// (argv mode); inside one that judges execs itself, a nested run cannot
-// have the seccomp listener it needs (a process has one at most) and
-// refuses, saying why, before running anything. Nor can a command take
-// exec judging over with a listener of its own that lets every exec go
-// on: for filters that notify on the same call, the newest decides.
+// (argv mode). A sandbox that judges execs itself holds the only seccomp
+// listener a process may have: a nested run there runs without one (the
+// outer supervisor still judges every exec, by the outer rules), still
+// narrows files, names the unix sockets it cannot narrow, and refuses an
+// inner argv mode it could not enforce. Nor can a command take exec
+// judging over with a listener of its own that lets every exec go on: for
+// filters that notify on the same call, the newest decides.
 func TestNestedExecArgv(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not found")
@@ -185,23 +187,50 @@ func TestNestedExecArgv(t *testing.T) {
 		})
 		t.Run(u.name+"/outer argv", func(t *testing.T) {
 			w := newWorld(t, u.uid, argvPolicy)
+			r := w.nested(t, `{"filesystem": {"denyRead": ["secret.txt"]}}`, nil, "--", "sh", "-c", "cat README; cat secret.txt; ./netprobe exec git push origin")
+			check(t, r, 0, "^readme\nerror: operation not permitted\n$",
+				`(?s)secret.txt: Permission denied.*fence: blocked "git push origin": matches command.deny "git push" .*\(at exec\)`)
+			if !strings.Contains(r.stderr, "this run could not narrow unix sockets: the outer sandbox's supervisor holds the only seccomp listener") {
+				t.Errorf("the nested run does not name the unix sockets it cannot narrow:\n%s", r.stderr)
+			}
+		})
+		t.Run(u.name+"/outer argv, inner argv", func(t *testing.T) {
+			w := newWorld(t, u.uid, argvPolicy)
+			r := w.nested(t, argvPolicy, nil, "--", "sh", "-c", "echo ran")
+			check(t, r, 125, "^$", `fence: error: this run is inside a fence sandbox whose supervisor judges calls through a seccomp listener .*, and a process may have only one, which this run would need to judge execs \(runtimeExecPolicy "argv"\)`)
+		})
+	}
+}
+
+// TestNestedHostNetwork: inside a sandbox on the host's network that
+// judges listen() (allowLocalBinding false) a nested run would have no
+// listener to judge connect() with, and Landlock's port rules would let
+// it reach any address: it is refused. Where the outer sandbox lets
+// servers listen, it judges connect() itself and runs.
+func TestNestedHostNetwork(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name+"/listen judged", func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"network": {"allowedDomains": ["*"]}}`)
 			r := w.nested(t, `{}`, nil, "--", "sh", "-c", "echo ran")
-			check(t, r, 125, "^$", `fence: error: this run is inside a fence sandbox that judges execs \(runtimeExecPolicy "argv"\) or listen\(\) \(on the host's network, with network.allowLocalBinding false\) through a seccomp listener, and a process may have only one`)
+			check(t, r, 125, "^$", `fence: error: this run is inside a fence sandbox whose supervisor judges calls through a seccomp listener .*which this run would need to judge connect\(\) on the host's network the outer sandbox shares`)
+		})
+		t.Run(u.name+"/binding allowed", func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"network": {"allowedDomains": ["*"], "allowLocalBinding": true}}`)
+			r := w.nested(t, `{}`, nil, "--", "sh", "-c", "echo ran")
+			check(t, r, 0, "^ran\n$", nestedLine)
 		})
 	}
 }
 
 // TestNestedOuterLandlockOnly: inside a sandbox of the Landlock-only
-// engine (no namespaces to fall back on), the nested run is refused with
+// engine (no namespaces for the nested run to lean on, and a supervisor
+// that holds the only seccomp listener) the nested run is refused with
 // the reason, not run with less than it asks.
 func TestNestedOuterLandlockOnly(t *testing.T) {
 	w := newWorld(t, os.Getuid(), `{}`)
-	b, err := os.ReadFile(filepath.Join(bin, "fence"))
-	must(t, err)
-	must(t, os.WriteFile(filepath.Join(w.ws, "fence"), b, 0o755))
-	must(t, os.WriteFile(filepath.Join(w.ws, "inner.jsonc"), []byte(`{}`), 0o644))
-	r := w.withoutUserNS(t, "--", "./fence", "-s", "inner.jsonc", "--degraded=warn", "--", "sh", "-c", "echo ran")
-	check(t, r, 125, "^$", `fence: error: this run is inside a fence sandbox that has no namespaces either \(the Landlock-only engine\)`)
+	w.nested(t, `{}`, nil, "--", "true") // puts the inner fence and policy in place
+	r := w.withoutUserNS(t, "--", w.innerFence(), "-s", "inner.jsonc", "--degraded=warn", "--", "sh", "-c", "echo ran")
+	check(t, r, 125, "^$", `fence: error: this run is inside a fence sandbox whose supervisor judges calls through a seccomp listener .*, and a process may have only one, and the outer sandbox has no namespaces either \(the Landlock-only engine\)`)
 }
 
 // TestFakedNesting: FENCE_SANDBOX=1 (and no_new_privs) outside a fence

@@ -80,10 +80,13 @@ func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, nest *nesti
 	}
 	if nest != nil {
 		network := nestedProxies(ll, nest)
+		if !nest.listener {
+			network = joinNotNarrowed(network, unjudged)
+		}
 		if nested {
-			weaker = sandbox.NestedWeaker(plan, root, network)
+			weaker = sandbox.NestedWeaker(plan, root, nest.listener, network)
 		} else if network != "" {
-			weaker = append(weaker, "inside a fence sandbox, "+network)
+			weaker = append(weaker, "inside a fence sandbox, this run could not narrow "+network)
 		}
 	}
 	if nested {
@@ -97,7 +100,8 @@ func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, nest *nesti
 		return 0, err
 	}
 	defer undo()
-	code, err := supervise(&wire{Plan: ll, Env: ll.Env, Namespaces: false, Foreground: foreground}, nil, stderr)
+	noListener := nest != nil && !nest.listener
+	code, err := supervise(&wire{Plan: ll, Env: ll.Env, Namespaces: false, Foreground: foreground, NoListener: noListener}, nil, stderr)
 	if left := killDescendants(keep); len(left) > 0 {
 		fmt.Fprintf(stderr, "fence: warning: %d processes the command started were still running after fence spent %s killing them (pids %v): kill them before trusting what the run left\n", len(left), killBudget, left)
 	}
@@ -208,7 +212,7 @@ func serve(cmd *exec.Cmd, w *wire, planW, statR *os.File, ready chan struct{}, f
 	if status == statusOK && len(files) > 0 {
 		jobSock, files = files[0], files[1:]
 	}
-	if (w.Plan.ExecArgv || !w.Namespaces || w.Plan.Landlock.TCP.RefusesListen()) && len(files) > 0 {
+	if (w.Plan.ExecArgv || !w.Namespaces || w.Plan.Landlock.TCP.RefusesListen()) && !w.NoListener && len(files) > 0 {
 		var conn *connectJudge
 		switch {
 		case !w.Namespaces:

@@ -14,6 +14,11 @@ type wire struct {
 	Namespaces bool
 	// Foreground makes the command the terminal's foreground job.
 	Foreground bool
+	// NoListener, in a run nested in a fence sandbox whose supervisor
+	// holds the only seccomp listener a process may have, installs none:
+	// this run then judges neither connect() nor listen() (see
+	// nested_linux.go).
+	NoListener bool `json:"noListener,omitempty"`
 }
 
 // The init learns its role from argv[0] and finds its pipes at fixed fds.

@@ -17,8 +17,9 @@ type OuterProxy struct {
 // top, so what is left is only the part of plan that Landlock and
 // seccomp cannot express without namespaces of its own. network, when
 // not empty, is what of the network it could not narrow; root adds
-// what the filter refuses a command running as uid 0.
-func NestedWeaker(plan *Plan, root bool, network string) []string {
+// what the filter refuses a command running as uid 0; judged says fence
+// judges connect(), which a non-dumpable process cannot pass.
+func NestedWeaker(plan *Plan, root, judged bool, network string) []string {
 	line := "inside a fence sandbox, whose policy still holds: this run narrows it with Landlock and seccomp, and could not narrow modes and timestamps of files that sandbox lets the command write, the outer sandbox's /tmp (readable where this policy allows reading; TMPDIR is a private directory in it) or the outer sandbox's processes in /proc (visible, not signalled)"
 	if root {
 		line += "; as root, chmod and chown are refused"
@@ -26,7 +27,7 @@ func NestedWeaker(plan *Plan, root bool, network string) []string {
 	if plan.Mounts.Devices != "host" {
 		line += "; no new pseudo-terminal or /dev/shm"
 	}
-	if plan.Network == "none" {
+	if plan.Network == "none" && judged {
 		line += "; a process that makes itself non-dumpable (ssh, to an agent) cannot connect"
 	}
 	out := []string{line}

@@ -197,7 +197,7 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 		return err
 	}
 	if err := historyOf(opts).record(pol); err != nil {
-		fmt.Fprintf(o.stderr, "fence: warning: record the trees this run may write: %v; a later run would trust a link this one plants in them\n", err)
+		recordFailed(err, o.policy.debug, o.stderr)
 	}
 	rec, err := o.recorder(pol, rep)
 	if err != nil {
@@ -318,4 +318,19 @@ func preflight(pol *policy.Policy, argv []string, shell string) sandbox.Verdict 
 func fdOpen(n int) bool {
 	flags, err := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0)
 	return err == nil && flags&unix.FD_CLOEXEC == 0
+}
+
+// recordFailed reports a writable-tree record fence could not make. In a
+// fence sandbox the record is the outer run's, made before it started:
+// this run can write only what the outer one may, so the failure (its
+// config directory is read-only there) costs nothing and says so under
+// -d alone.
+func recordFailed(err error, debug bool, stderr io.Writer) {
+	if linux.InFenceSandbox() {
+		if debug {
+			fmt.Fprintf(stderr, "fence: debug: history: not recorded (%v): inside a fence sandbox, whose own run recorded the trees it may write\n", err)
+		}
+		return
+	}
+	fmt.Fprintf(stderr, "fence: warning: record the trees this run may write: %v; a later run would trust a link this one plants in them\n", err)
 }

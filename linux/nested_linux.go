@@ -118,6 +118,10 @@ func detectNesting() *nesting {
 	return n
 }
 
+// InFenceSandbox reports whether this process runs in a fence sandbox,
+// by the facts detectNesting holds to.
+func InFenceSandbox() bool { return detectNesting() != nil }
+
 // filteredNoNewPrivs reports whether /proc/self/status says
 // no_new_privs is set and a seccomp filter is in force.
 func filteredNoNewPrivs() bool {

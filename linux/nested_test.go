@@ -87,6 +87,9 @@ func TestNestedFiles(t *testing.T) {
 				if strings.Contains(r.stdout+r.stderr, "SECRET") {
 					t.Errorf("a denied file was read:\n%s%s", r.stdout, r.stderr)
 				}
+				if strings.Contains(r.stderr, "record the trees") || strings.Contains(r.stderr, "not creating") {
+					t.Errorf("the nested run warns about the outer sandbox's read-only config or home:\n%s", r.stderr)
+				}
 			})
 		}
 	}

@@ -58,13 +58,15 @@ func giveTerminal(pgrp int) {
 // The init's side.
 
 // commandJobs is the init's view of the command's job: its process group
-// (the command's pid), whether the command is stopped, and the socket to
-// the supervisor.
+// (the command's pid), whether the command is stopped, whether a stop was
+// reported that the supervisor has not answered, and the socket to the
+// supervisor.
 type commandJobs struct {
 	pgrp       int
 	namespaces bool
 	sock       *os.File
 	stopped    atomic.Bool
+	reported   atomic.Bool
 }
 
 // sandboxHoldsTerminal reports whether a process group of the sandbox is
@@ -92,9 +94,16 @@ func (j *commandJobs) sandboxHoldsTerminal() bool {
 	return false
 }
 
-// reportStop tells the supervisor that the command stopped with sig.
+// reportStop tells the supervisor that the command stopped with sig,
+// unless an earlier stop is still unanswered: a command that stops over
+// and over (continued by a child of its own) cannot queue more stops than
+// one, which would stop fence again each time it is continued, nor fill
+// the socket while fence is stopped and block the init.
 func (j *commandJobs) reportStop(sig unix.Signal) {
 	j.stopped.Store(true)
+	if j.reported.Swap(true) {
+		return
+	}
 	held := byte(0)
 	if j.sandboxHoldsTerminal() {
 		held = 1
@@ -127,6 +136,7 @@ func (j *commandJobs) resume(withTerminal bool) {
 		giveTerminal(j.pgrp)
 	}
 	j.stopped.Store(false)
+	j.reported.Store(false)
 	unix.Kill(-j.pgrp, unix.SIGCONT)
 }
 

@@ -151,7 +151,8 @@ func (sh *shell) expectResending(want, again string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			sh.t.Fatalf("terminal never showed %q; it shows:\n%s", want, seen)
+			ps, _ := exec.Command("ps", "-eo", "pid,ppid,pgid,tpgid,stat,wchan:20,args").CombinedOutput()
+			sh.t.Fatalf("terminal never showed %q; it shows:\n%s\n%s", want, seen, ps)
 		}
 		if again != "" && tick%20 == 19 {
 			sh.send(again)
@@ -222,6 +223,36 @@ func TestJobControl(t *testing.T) {
 				sh.send("kill %1\n")
 				sh.expectResending("Exit 143", "jobs\n") // how the shell reports a job's exit status
 				assertNoProcess(t, "1000002")
+
+				// A run put in the background after it had the terminal
+				// leaves the terminal with the shell when it ends.
+				sh.send("$F -- sh -c 'echo waiting; sleep 1; echo slept'\n")
+				sh.expect("waiting\r\n")
+				sh.send("\x1a")
+				sh.expect("Stopped")
+				sh.send("bg\n")
+				sh.expect("bg\r\n")
+				sh.send("wait; echo still-here\n")
+				sh.expect("slept\r\n")
+				sh.expect("still-here\r\n")
+				sh.send("echo again\n")
+				sh.expect("again\r\n")
+
+				// A command that stops over and over, continued by a child
+				// of its own, stops the run again after each fg at most,
+				// never for stops that piled up while fence was stopped:
+				// a few fg end it.
+				sh.send("$F -- sh -c '(while kill -CONT $$ 2>/dev/null; do sleep 0.01; done) & for i in $(seq 50); do kill -STOP $$; done; echo looped'\n")
+				sh.expect("Stopped")
+				sh.expectResending("rc=0", "fg >/dev/null; echo rc=$?\n")
+				sh.expect("$ ")
+				sh.send("jobs; echo no-jobs\n")
+				sh.expect("jobs; echo no-jobs\r\nno-jobs\r\n")
+
+				// A stop for the terminal while the run has it does not
+				// stop fence: the command gets the terminal and goes on.
+				sh.send("$F -- sh -c 'kill -TTIN $$; echo after-ttin'\n")
+				sh.expect("after-ttin\r\n")
 
 				sh.send("exit 3\n")
 				if err := sh.cmd.Wait(); err == nil || sh.cmd.ProcessState.ExitCode() != 3 {

@@ -211,7 +211,7 @@ func runCommand(w *wire, jobSock *os.File) (int, error) {
 	}
 	jobs := &commandJobs{pgrp: cmd.Process.Pid, namespaces: w.Namespaces, sock: jobSock}
 	done, stops, conts := make(chan int, 1), make(chan unix.Signal), make(chan bool)
-	go func() { done <- reap(cmd.Process.Pid, stops, jobs) }()
+	go func() { done <- reap(cmd.Process.Pid, stops) }()
 	go jobs.readContinues(conts)
 	for {
 		select {
@@ -250,11 +250,11 @@ func startCommand(cmd *exec.Cmd, execArgv bool) error {
 }
 
 // reap waits for every child until pid exits and returns its status as an
-// exit code. pid's stops go to stops; its continuing clears jobs' stopped.
-func reap(pid int, stops chan<- unix.Signal, jobs *commandJobs) int {
+// exit code. pid's stops go to stops.
+func reap(pid int, stops chan<- unix.Signal) int {
 	for {
 		var ws unix.WaitStatus
-		got, err := unix.Wait4(-1, &ws, unix.WUNTRACED|unix.WCONTINUED, nil)
+		got, err := unix.Wait4(-1, &ws, unix.WUNTRACED, nil)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -267,8 +267,6 @@ func reap(pid int, stops chan<- unix.Signal, jobs *commandJobs) int {
 		switch {
 		case ws.Stopped():
 			stops <- ws.StopSignal()
-		case ws.Continued():
-			jobs.stopped.Store(false)
 		case ws.Signaled():
 			return 128 + int(ws.Signal())
 		case ws.Exited():

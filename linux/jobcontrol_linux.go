@@ -58,15 +58,13 @@ func giveTerminal(pgrp int) {
 // The init's side.
 
 // commandJobs is the init's view of the command's job: its process group
-// (the command's pid), whether the command is stopped, whether a stop was
-// reported that the supervisor has not answered, and the socket to the
-// supervisor.
+// (the command's pid), whether a stop was reported that the supervisor
+// has not answered, and the socket to the supervisor.
 type commandJobs struct {
 	pgrp       int
 	namespaces bool
 	sock       *os.File
-	stopped    atomic.Bool
-	reported   atomic.Bool
+	reported   bool
 }
 
 // sandboxHoldsTerminal reports whether a process group of the sandbox is
@@ -100,10 +98,10 @@ func (j *commandJobs) sandboxHoldsTerminal() bool {
 // one, which would stop fence again each time it is continued, nor fill
 // the socket while fence is stopped and block the init.
 func (j *commandJobs) reportStop(sig unix.Signal) {
-	j.stopped.Store(true)
-	if j.reported.Swap(true) {
+	if j.reported {
 		return
 	}
+	j.reported = true
 	held := byte(0)
 	if j.sandboxHoldsTerminal() {
 		held = 1
@@ -135,18 +133,19 @@ func (j *commandJobs) resume(withTerminal bool) {
 	if withTerminal && !j.sandboxHoldsTerminal() {
 		giveTerminal(j.pgrp)
 	}
-	j.stopped.Store(false)
-	j.reported.Store(false)
+	j.reported = false
 	unix.Kill(-j.pgrp, unix.SIGCONT)
 }
 
-// forward passes a signal fence got on to the command; one that ends
-// processes is followed by SIGCONT when the command is stopped, so that it
-// takes effect.
+// forward passes a signal fence got on to the command. One that ends
+// processes is followed by SIGCONT to the command's group, so that it
+// takes effect on a stopped command, and on a group whose stopped member
+// holds up the command itself (a shell between vfork and exec when the
+// stop came, with its signals blocked until the child goes on).
 func (j *commandJobs) forward(p *os.Process, s os.Signal) {
 	p.Signal(s)
-	if j.stopped.Load() && s != unix.SIGUSR1 && s != unix.SIGUSR2 {
-		j.stopped.Store(false)
+	if s != unix.SIGUSR1 && s != unix.SIGUSR2 {
+		j.reported = false
 		unix.Kill(-j.pgrp, unix.SIGCONT)
 	}
 }

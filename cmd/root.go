@@ -191,6 +191,9 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	}
 	pol := compileResolved(res, opts)
 	noteRun(o.stderr, res, opts)
+	if err := guardConfigLinks(pol, opts); err != nil {
+		return err
+	}
 	createHomeDirs(pol, o.policy.debug, o.stderr)
 	disk, err := prepareOnDisk(pol, res, opts, o.stderr)
 	if err != nil {

@@ -1,0 +1,49 @@
+//go:build linux
+
+package linux_test
+
+import (
+	"os"
+	"testing"
+)
+
+// TestConfigDirThroughWritableLink: fence reads its user config, trust
+// records and writable-tree history through $HOME and
+// $XDG_CONFIG_HOME as spelled, so a run that may replace a link on their
+// way (a link in /tmp under a rule that shares the host's /tmp) is
+// refused before anything runs: it could point the link at a directory
+// it filled, and every fence run started meanwhile would trust what it
+// planted there. A private /tmp, where the command cannot touch the
+// host's link, runs.
+func TestConfigDirThroughWritableLink(t *testing.T) {
+	tests := []struct {
+		name, policy, env string
+		code              int
+		stdout, stderr    string
+	}{
+		{"HOME through a link the command may replace", `{"filesystem": {"allowWrite": ["/tmp"]}}`, "HOME", 125, "^$",
+			`\$HOME \(/tmp/fence-link-[^)]*\) is reached through the link /tmp/fence-link-\S+, which filesystem.allowWrite "/tmp" \(.*\) lets the command replace`},
+		{"XDG_CONFIG_HOME through a link the command may replace", `{"filesystem": {"allowWrite": ["/tmp"]}}`, "XDG_CONFIG_HOME", 125, "^$",
+			`the user config directory \(/tmp/fence-link-\S+/fence\) is reached through the link`},
+		{"HOME through a link in a private /tmp", `{}`, "HOME", 0, "^ran\n$", ""},
+	}
+	for _, u := range users(t) {
+		for _, tt := range tests {
+			t.Run(u.name+"/"+tt.name, func(t *testing.T) {
+				w := newWorldIn(t, "/tmp", u.uid, tt.policy)
+				link := tmpLink(t, w.home, u.uid)
+				value := link
+				if tt.env == "XDG_CONFIG_HOME" {
+					value = link + "/.config"
+				}
+				r := w.fence(t, "", []string{tt.env + "=" + value}, "-c", "echo ran; ln -sfn /nonexistent "+link)
+				check(t, r, tt.code, tt.stdout, tt.stderr)
+				if tt.code != 0 {
+					if to, err := os.Readlink(link); err != nil || to != w.home {
+						t.Errorf("the link now leads to %q (%v), want %q", to, err, w.home)
+					}
+				}
+			})
+		}
+	}
+}

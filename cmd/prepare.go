@@ -269,9 +269,7 @@ func createdNote(pol *policy.Policy, d policy.Decision) policy.Decision {
 // hostRuntimeDir makes the private XDG_RUNTIME_DIR in the host's /tmp
 // for a plan that asks for one there (sandbox.Mounts.RuntimeDirHost: a
 // rule shares the host's /tmp), with a name no one can know before, mode
-// 0700, and returns what removes it after the run. Removal does not
-// follow links: whatever the command left there, or put in its place,
-// goes, and nothing outside it.
+// 0700, and returns what removes it after the run (removeMade).
 func hostRuntimeDir(plan *sandbox.Plan) (remove func(), err error) {
 	if !plan.Mounts.RuntimeDirHost {
 		return func() {}, nil
@@ -280,8 +278,13 @@ func hostRuntimeDir(plan *sandbox.Plan) (remove func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("create the private XDG_RUNTIME_DIR: %w", err)
 	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		os.Remove(dir)
+		return nil, fmt.Errorf("open the private XDG_RUNTIME_DIR: %w", err)
+	}
 	plan.SetRuntimeDir(dir)
-	return func() { os.RemoveAll(dir) }, nil
+	return func() { removeMade(dir, fd, os.Geteuid()) }, nil
 }
 
 // printTempEnvDebug says, for -d, which of TMPDIR and XDG_RUNTIME_DIR

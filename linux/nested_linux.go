@@ -35,6 +35,9 @@ import (
 //   - FENCE_SANDBOX=1 (the outer fence sets it) and clone with
 //     CLONE_NEWUSER refused;
 //   - no_new_privs set and a seccomp filter in force (/proc/self/status);
+//   - for a sandbox of the namespace engine, pid 1 of this pid namespace
+//     is a fence init (/proc/1/cmdline): a process that cannot make
+//     namespaces cannot choose the first process of its pid namespace;
 //   - the beacon: fence's own filter answers prctl(beaconOption) with an
 //     errno that says which engine made it, where the kernel answers
 //     EINVAL. Only a seccomp filter gives that answer, and whoever can
@@ -112,6 +115,9 @@ func detectNesting() *nesting {
 	if e != beaconNamespaces && e != beaconLandlockOnly {
 		return nil
 	}
+	if e == beaconNamespaces && !initIsFence() {
+		return nil
+	}
 	n := &nesting{landlockOnly: e == beaconLandlockOnly, listener: listenerAllowed()}
 	n.httpPort = proxyPort(os.Getenv("HTTP_PROXY"), "http")
 	n.socksPort = proxyPort(os.Getenv("ALL_PROXY"), "socks5h")
@@ -121,6 +127,16 @@ func detectNesting() *nesting {
 // InFenceSandbox reports whether this process runs in a fence sandbox,
 // by the facts detectNesting holds to.
 func InFenceSandbox() bool { return detectNesting() != nil }
+
+// initIsFence reports whether pid 1 of this process's pid namespace is
+// a fence sandbox's init, as it is in the namespace engine: a process
+// outside one that cannot make namespaces (the case a nested run is
+// told from) cannot put itself in a pid namespace whose first process
+// it chose.
+func initIsFence() bool {
+	b, err := os.ReadFile("/proc/1/cmdline")
+	return err == nil && string(b) == initArg0+"\x00"
+}
 
 // filteredNoNewPrivs reports whether /proc/self/status says
 // no_new_privs is set and a seccomp filter is in force.
@@ -208,23 +224,34 @@ func hostNetwork() bool {
 // reach out through the outer sandbox's HTTP proxy, so that both rule
 // sets apply; when it may not, the command uses the outer proxies
 // directly and only the outer rules apply.
-func nestedProxies(ll *sandbox.Plan, n *nesting) string {
+func nestedProxies(ll *sandbox.Plan, n *nesting) (string, error) {
 	if ll.Proxy == nil {
-		return ""
+		return "", nil
+	}
+	for _, port := range ll.Proxy.LocalPorts {
+		if port != 0 && (port == n.httpPort || port == n.socksPort) {
+			return "", fmt.Errorf("network.allowLocalOutboundPorts holds %d, the port of the outer fence sandbox's proxy: the command would reach out through it past this run's domain rules; leave the port out (the command reaches the network through this run's proxies)", port)
+		}
 	}
 	if canListen() {
 		if n.httpPort != 0 {
 			ll.Proxy.Outer = &sandbox.OuterProxy{HTTPPort: n.httpPort, SOCKSPort: n.socksPort}
+			return outerResolves, nil
 		}
-		return ""
+		return "", nil
 	}
 	ll.Proxy.Outer = &sandbox.OuterProxy{HTTPPort: n.httpPort, SOCKSPort: n.socksPort, Reuse: true}
 	if n.httpPort == 0 || n.socksPort == 0 {
 		ll.Proxy.Outer.HTTPPort, ll.Proxy.Outer.SOCKSPort = 0, 0
-		return "the network: the outer sandbox refuses to listen and offers no proxies, so the command has none (only the allowLocalOutboundPorts it relays)"
+		return "the network: the outer sandbox refuses to listen and offers no proxies, so the command has none (only the allowLocalOutboundPorts it relays)", nil
 	}
-	return "the network's domains: the outer sandbox refuses to listen (network.allowLocalBinding), so the command uses the outer sandbox's proxies, and the outer policy's domain rules apply, not this one's network.allowedDomains and deniedDomains"
+	return "the network's domains: the outer sandbox refuses to listen (network.allowLocalBinding), so the command uses the outer sandbox's proxies, and the outer policy's domain rules apply, not this one's network.allowedDomains and deniedDomains", nil
 }
+
+// outerResolves is what a nested run whose proxies reach out through the
+// outer one cannot narrow: it has no resolver of its own, so the outer
+// proxy resolves the names both allow and judges their addresses alone.
+const outerResolves = "the addresses allowed names resolve to: the outer sandbox's proxy resolves them, so its rules on loopback, private, link-local and metadata addresses and on the addresses in deniedDomains apply to names, not this run's (an address written as the host is judged by both)"
 
 // canListen reports whether this process may listen on TCP on
 // 127.0.0.1 (the outer sandbox's Landlock may refuse bind).

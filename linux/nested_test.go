@@ -105,12 +105,13 @@ func TestNestedNetwork(t *testing.T) {
 	defer srv.Close()
 	target := "http://" + srv.Listener.Addr().String() + "/"
 	notNarrowed := `this run could not narrow the network's domains: the outer sandbox refuses to listen`
+	outerResolves := `this run could not narrow the addresses allowed names resolve to: the outer sandbox's proxy resolves them`
 	tests := []struct {
 		name, binding, outer, inner, want, stderr string
 	}{
-		{"both allow", "true", `["127.0.0.1"]`, `["127.0.0.1"]`, `^200  \| hello\n$`, ""},
-		{"the outer allows, the inner does not", "true", `["127.0.0.1"]`, `["example.com"]`, `^403 not in network\.allowedDomains \| fence: blocked HTTP 127\.0\.0\.1:`, ""},
-		{"the inner allows, the outer does not", "true", `["example.com"]`, `["127.0.0.1"]`, `^403 refused by the outer fence sandbox's proxy: not in network\.allowedDomains`, ""},
+		{"both allow", "true", `["127.0.0.1"]`, `["127.0.0.1"]`, `^200  \| hello\n$`, outerResolves},
+		{"the outer allows, the inner does not", "true", `["127.0.0.1"]`, `["example.com"]`, `^403 not in network\.allowedDomains \| fence: blocked HTTP 127\.0\.0\.1:`, outerResolves},
+		{"the inner allows, the outer does not", "true", `["example.com"]`, `["127.0.0.1"]`, `^403 refused by the outer fence sandbox's proxy: not in network\.allowedDomains`, outerResolves},
 		{"outer refuses to listen: both allow", "false", `["127.0.0.1"]`, `["127.0.0.1"]`, `^200  \| hello\n$`, notNarrowed},
 		{"outer refuses to listen: the outer's rules decide", "false", `["127.0.0.1"]`, `["example.com"]`, `^200  \| hello\n$`, notNarrowed},
 		{"outer refuses to listen: the outer still refuses", "false", `["example.com"]`, `["127.0.0.1"]`, `^403 not in network\.allowedDomains`, notNarrowed},
@@ -121,11 +122,25 @@ func TestNestedNetwork(t *testing.T) {
 				w := newWorld(t, u.uid, fmt.Sprintf(`{"network": {"allowedDomains": %s, "allowLocalBinding": %s}}`, tt.outer, tt.binding))
 				r := w.nested(t, fmt.Sprintf(`{"network": {"allowedDomains": %s}}`, tt.inner), nil, "--", "./netprobe", "http", target)
 				check(t, r, 0, tt.want, tt.stderr)
-				if tt.stderr == "" && strings.Contains(r.stderr, "could not narrow the network") {
+				if tt.binding == "true" && strings.Contains(r.stderr, "could not narrow the network") {
 					t.Errorf("the inner run says it could not narrow the network, though it could listen:\n%s", r.stderr)
 				}
 			})
 		}
+	}
+}
+
+// TestNestedRelayOfOuterProxy: an inner policy that relays the port of
+// the outer sandbox's proxy (allowLocalOutboundPorts) would let the
+// command reach out through it past the inner domain rules; the inner
+// run refuses to start, naming the port.
+func TestNestedRelayOfOuterProxy(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"network": {"allowedDomains": ["example.com"]}}`)
+			r := w.nested(t, `{"network": {"allowedDomains": ["example.org"], "httpProxyPort": 3200, "allowLocalOutbound": true, "allowLocalOutboundPorts": [3128]}}`, nil, "--", "sh", "-c", "echo ran")
+			check(t, r, 125, "^$", `network.allowLocalOutboundPorts holds 3128, the port of the outer fence sandbox's proxy`)
+		})
 	}
 }
 
@@ -193,7 +208,7 @@ func TestNestedExecArgv(t *testing.T) {
 			r := w.nested(t, `{"filesystem": {"denyRead": ["secret.txt"]}}`, nil, "--", "sh", "-c", "cat README; cat secret.txt; ./netprobe exec git push origin")
 			check(t, r, 0, "^readme\nerror: operation not permitted\n$",
 				`(?s)secret.txt: Permission denied.*fence: blocked "git push origin": matches command.deny "git push" .*\(at exec\)`)
-			if !strings.Contains(r.stderr, "this run could not narrow unix sockets: the outer sandbox's supervisor holds the only seccomp listener") {
+			if !regexpMatch(`this run could not narrow (.*; )?unix sockets: the outer sandbox's supervisor holds the only seccomp listener`, r.stderr) {
 				t.Errorf("the nested run does not name the unix sockets it cannot narrow:\n%s", r.stderr)
 			}
 		})
@@ -253,6 +268,29 @@ func TestFakedNesting(t *testing.T) {
 			check(t, r, 125, "^$", `(?s)Landlock alone would enforce the policy, which is weaker:\n.*no pid namespace.*refusing to run with weaker enforcement than the policy asks; pass --degraded=warn`)
 			if strings.Contains(r.stderr, "inside a fence sandbox") {
 				t.Errorf("a faked nesting was taken for one:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+// TestFakedBeacon: a process outside any fence sandbox that fakes all
+// the facts it can (FENCE_SANDBOX=1, no_new_privs, a seccomp filter that
+// answers the beacon and refuses user namespaces) still does not pass
+// for one, since pid 1 of its pid namespace is not a fence init: fence
+// refuses to run with the Landlock-only engine without --degraded=warn.
+func TestFakedBeacon(t *testing.T) {
+	fake := filepath.Join(t.TempDir(), "fakebeacon")
+	if out, err := exec.Command("go", "build", "-o", fake, "./testdata/fakebeacon").CombinedOutput(); err != nil {
+		t.Fatalf("build fakebeacon: %v\n%s", err, out)
+	}
+	must(t, os.Chmod(filepath.Dir(fake), 0o755))
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{}`)
+			r := w.run(t, nil, fake, filepath.Join(bin, "fence"), "-s", w.settings, "--", "sh", "-c", "echo ran")
+			check(t, r, 125, "^$", `(?s)Landlock alone would enforce the policy, which is weaker:\n.*no pid namespace.*pass --degraded=warn`)
+			if strings.Contains(r.stderr, "inside a fence sandbox") {
+				t.Errorf("a faked beacon was taken for a fence sandbox:\n%s", r.stderr)
 			}
 		})
 	}

@@ -79,7 +79,10 @@ func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, nest *nesti
 		return 0, fmt.Errorf("%v, and %w", why, err)
 	}
 	if nest != nil {
-		network := nestedProxies(ll, nest)
+		network, err := nestedProxies(ll, nest)
+		if err != nil {
+			return 0, err
+		}
 		if !nest.listener {
 			network = joinNotNarrowed(network, unjudged)
 		}

@@ -26,21 +26,30 @@ func TestConfigDirThroughWritableLink(t *testing.T) {
 		{"XDG_CONFIG_HOME through a link the command may replace", `{"filesystem": {"allowWrite": ["/tmp"]}}`, "XDG_CONFIG_HOME", 125, "^$",
 			`the user config directory \(/tmp/fence-link-\S+/fence\) is reached through the link`},
 		{"HOME through a link in a private /tmp", `{}`, "HOME", 0, "^ran\n$", ""},
+		{"a linked ~/.config in a writable home", `{"filesystem": {"allowWrite": ["~"]}}`, "DOTCONFIG", 125, "^$",
+			`the user config directory \(\S+/home/\.config/fence\) is reached through the link \S+/home/\.config, which filesystem.allowWrite "~" \(.*\) lets the command replace`},
 	}
 	for _, u := range users(t) {
 		for _, tt := range tests {
 			t.Run(u.name+"/"+tt.name, func(t *testing.T) {
 				w := newWorldIn(t, "/tmp", u.uid, tt.policy)
-				link := tmpLink(t, w.home, u.uid)
-				value := link
-				if tt.env == "XDG_CONFIG_HOME" {
-					value = link + "/.config"
+				link, target := tmpLink(t, w.home, u.uid), w.home
+				env := []string{tt.env + "=" + link}
+				switch tt.env {
+				case "XDG_CONFIG_HOME":
+					env = []string{"XDG_CONFIG_HOME=" + link + "/.config"}
+				case "DOTCONFIG": // ~/.config a link to a dotfiles directory
+					link, target, env = w.home+"/.config", "dotcfg", nil
+					must(t, os.Mkdir(w.home+"/dotcfg", 0o755))
+					must(t, os.Lchown(w.home+"/dotcfg", u.uid, u.uid))
+					must(t, os.Symlink(target, link))
+					must(t, os.Lchown(link, u.uid, u.uid))
 				}
-				r := w.fence(t, "", []string{tt.env + "=" + value}, "-c", "echo ran; ln -sfn /nonexistent "+link)
+				r := w.fence(t, "", env, "-c", "echo ran; ln -sfn /nonexistent "+link)
 				check(t, r, tt.code, tt.stdout, tt.stderr)
 				if tt.code != 0 {
-					if to, err := os.Readlink(link); err != nil || to != w.home {
-						t.Errorf("the link now leads to %q (%v), want %q", to, err, w.home)
+					if to, err := os.Readlink(link); err != nil || to != target {
+						t.Errorf("the link now leads to %q (%v), want %q", to, err, target)
 					}
 				}
 			})

@@ -19,42 +19,62 @@ import (
 // load the config and trust records it planted there.
 func guardConfigLinks(pol *policy.Policy, opts policy.Options) error {
 	for _, at := range []struct{ what, spelled string }{{"$HOME", opts.Home}, {"the user config directory", opts.UserConfigDir}} {
-		link, target := firstLink(at.spelled)
-		if link == "" {
-			continue
-		}
-		dir := filepath.Dir(link)
-		if rules := pol.WritableBy(dir); len(rules) > 0 && pol.CheckPath("write", dir, dir).Allowed {
-			return fmt.Errorf("%s (%s) is reached through the link %s, which %s lets the command replace, since it may write %s: a later run would read fence's user config, trust records and writable-tree history from wherever the command pointed the link; spell HOME and XDG_CONFIG_HOME without it (%s), or narrow the rule",
-				at.what, at.spelled, link, ruleName(rules[0]), dir, strings.Replace(at.spelled, link, target, 1))
+		for _, l := range linksOnTheWay(at.spelled) {
+			dir := filepath.Dir(l.link)
+			if rules := pol.WritableBy(dir); len(rules) > 0 && pol.CheckPath("write", dir, dir).Allowed {
+				return fmt.Errorf("%s (%s) is reached through the link %s, which %s lets the command replace, since it may write %s: a later run would read fence's user config, trust records and writable-tree history from wherever the command pointed the link; spell HOME and XDG_CONFIG_HOME without links (%s), or narrow the rule",
+					at.what, at.spelled, l.link, ruleName(rules[0]), dir, l.resolved)
+			}
 		}
 	}
 	return nil
 }
 
-// firstLink is the first symlink on the way to the absolute path p, as
-// spelled, and the directory it leads to (empty when there is none).
-func firstLink(p string) (link, target string) {
+// A wayLink is a symlink met on the way to a path, where it lies with
+// the links before it resolved, and the path it all resolves to.
+type wayLink struct{ link, resolved string }
+
+// maxLinks bounds the links followed on the way to one path, as the
+// kernel's 40 does.
+const maxLinks = 40
+
+// linksOnTheWay is every symlink met while resolving the absolute path
+// p as the kernel would, each where it lies once the links before it
+// are resolved; none when p is not absolute or does not resolve.
+func linksOnTheWay(p string) []wayLink {
 	if !filepath.IsAbs(p) {
-		return "", ""
+		return nil
 	}
-	at := "/"
-	for _, part := range strings.Split(filepath.Clean(p), "/") {
-		if part == "" {
+	var links []string
+	at, rest := "/", strings.Split(filepath.Clean(p), "/")
+	for len(rest) > 0 {
+		part := rest[0]
+		rest = rest[1:]
+		if part == "" || part == "." {
 			continue
 		}
-		at = filepath.Join(at, part)
-		fi, err := os.Lstat(at)
+		next := filepath.Join(at, part)
+		fi, err := os.Lstat(next)
 		if err != nil {
-			return "", ""
+			return nil
 		}
-		if fi.Mode()&os.ModeSymlink != 0 {
-			resolved, err := filepath.EvalSymlinks(at)
-			if err != nil {
-				resolved = "its target"
-			}
-			return at, resolved
+		if fi.Mode()&os.ModeSymlink == 0 {
+			at = next
+			continue
 		}
+		target, err := os.Readlink(next)
+		if err != nil || len(links) == maxLinks {
+			return nil
+		}
+		links = append(links, next)
+		if filepath.IsAbs(target) {
+			at = "/"
+		}
+		rest = append(strings.Split(target, "/"), rest...)
 	}
-	return "", ""
+	out := make([]wayLink, len(links))
+	for i, l := range links {
+		out[i] = wayLink{l, at}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ package linux_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -26,18 +27,32 @@ func TestConfigDirThroughWritableLink(t *testing.T) {
 		{"XDG_CONFIG_HOME through a link the command may replace", `{"filesystem": {"allowWrite": ["/tmp"]}}`, "XDG_CONFIG_HOME", 125, "^$",
 			`the user config directory \(/tmp/fence-link-\S+/fence\) is reached through the link`},
 		{"HOME through a link in a private /tmp", `{}`, "HOME", 0, "^ran\n$", ""},
+		{"a second link, in a directory the command may write", `{"filesystem": {"allowWrite": ["BASE/d"]}}`, "SECOND", 125, "^$",
+			`\$HOME \(/tmp/fence-link-\S+/home\) is reached through the link \S+/d/home, which filesystem.allowWrite "\S+/d" \(.*\) lets the command replace`},
 		{"a linked ~/.config in a writable home", `{"filesystem": {"allowWrite": ["~"]}}`, "DOTCONFIG", 125, "^$",
 			`the user config directory \(\S+/home/\.config/fence\) is reached through the link \S+/home/\.config, which filesystem.allowWrite "~" \(.*\) lets the command replace`},
 	}
 	for _, u := range users(t) {
 		for _, tt := range tests {
 			t.Run(u.name+"/"+tt.name, func(t *testing.T) {
-				w := newWorldIn(t, "/tmp", u.uid, tt.policy)
+				w := newWorldIn(t, "/tmp", u.uid, "")
+				must(t, os.WriteFile(w.settings, []byte(strings.ReplaceAll(tt.policy, "BASE", w.base)), 0o644))
 				link, target := tmpLink(t, w.home, u.uid), w.home
 				env := []string{tt.env + "=" + link}
 				switch tt.env {
 				case "XDG_CONFIG_HOME":
 					env = []string{"XDG_CONFIG_HOME=" + link + "/.config"}
+				case "SECOND": // /tmp/link -> BASE/d, whose home -> the home
+					d := w.base + "/d"
+					must(t, os.Mkdir(d, 0o755))
+					must(t, os.Lchown(d, u.uid, u.uid))
+					must(t, os.Remove(link))
+					must(t, os.Symlink(d, link))
+					must(t, os.Lchown(link, u.uid, u.uid))
+					env = []string{"HOME=" + link + "/home"}
+					link = d + "/home"
+					must(t, os.Symlink(target, link))
+					must(t, os.Lchown(link, u.uid, u.uid))
 				case "DOTCONFIG": // ~/.config a link to a dotfiles directory
 					link, target, env = w.home+"/.config", "dotcfg", nil
 					must(t, os.Mkdir(w.home+"/dotcfg", 0o755))

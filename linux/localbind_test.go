@@ -67,5 +67,16 @@ func TestLocalBindingSharedNetwork(t *testing.T) {
 				check(t, r, 0, refused, `(?s)fence: refused bind on TCP: `+llWhy+`\n.*fence: refused listen on TCP: `+llWhy+`\n`)
 			})
 		}
+		// The host's network in this engine: the plan's TCP layer too.
+		t.Run(u.name+"/Landlock-only/host network", func(t *testing.T) {
+			w := landlockWorld(t, u, `{"network": {"allowedDomains": ["*"]}}`)
+			r := w.landlockOnly(t, u, "-c", script)
+			check(t, r, 0, refused, `(?s)fence: refused bind on TCP: `+hostWhy+`\n.*fence: refused listen on TCP: `+hostWhy+`\n`)
+		})
+		t.Run(u.name+"/Landlock-only/host network, allowed", func(t *testing.T) {
+			w := landlockWorld(t, u, `{"network": {"allowedDomains": ["*"], "allowLocalBinding": true}}`)
+			r := w.landlockOnly(t, u, "-c", script)
+			check(t, r, 0, "^127.0.0.1 hello\nlistening\n$", "")
+		})
 	}
 }

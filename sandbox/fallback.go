@@ -121,7 +121,11 @@ func LandlockOnly(plan *Plan, tmpDir string, terminals, hostSockets []string) *P
 		}
 	}
 	p.Landlock = Landlock{
-		Rules:  rules,
+		Rules: rules,
+		// On the host's network the TCP layer is the plan's (bind refused
+		// unless network.allowLocalBinding); a filtered network gets its
+		// connect list once the proxies' host ports are known.
+		TCP:    plan.Landlock.TCP,
 		MinABI: 6,
 		Reasons: append(slices.Clone(plan.Landlock.Reasons),
 			"without namespaces, ABI 3 is needed to control truncation and ABI 6 to keep signals and abstract unix sockets inside the sandbox"),

@@ -225,6 +225,9 @@ func hostNetwork() bool {
 // sets apply; when it may not, the command uses the outer proxies
 // directly and only the outer rules apply.
 func nestedProxies(ll *sandbox.Plan, n *nesting) (string, error) {
+	if !n.listener && ll.Landlock.TCP.RefusesListen() {
+		return unboundListen, nil
+	}
 	if ll.Proxy == nil {
 		return "", nil
 	}
@@ -247,6 +250,12 @@ func nestedProxies(ll *sandbox.Plan, n *nesting) (string, error) {
 	}
 	return "the network's domains: the outer sandbox refuses to listen (network.allowLocalBinding), so the command uses the outer sandbox's proxies, and the outer policy's domain rules apply, not this one's network.allowedDomains and deniedDomains", nil
 }
+
+// unboundListen is what a nested run without a listener on the host's
+// network cannot narrow of network.allowLocalBinding: Landlock refuses
+// bind(), but listen() on a socket never bound takes a port of the
+// kernel's choosing without a bind Landlock sees.
+const unboundListen = "TCP servers: Landlock refuses bind(), but without a seccomp listener of its own this run cannot refuse listen() on a socket never bound, which listens on the host's addresses at a port of the kernel's choosing (network.allowLocalBinding is narrowed for bind() only)"
 
 // outerResolves is what a nested run whose proxies reach out through the
 // outer one cannot narrow: it has no resolver of its own, so the outer

@@ -237,6 +237,14 @@ func TestNestedHostNetwork(t *testing.T) {
 			r := w.nested(t, `{}`, nil, "--", "sh", "-c", "echo ran")
 			check(t, r, 0, "^ran\n$", nestedLine)
 		})
+		// The outer supervisor holds the only listener (it judges execs):
+		// the inner run refuses TCP servers by Landlock's bind rule and
+		// names the listen() it cannot judge.
+		t.Run(u.name+"/no listener, servers refused", func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"network": {"allowedDomains": ["*"], "allowLocalBinding": true}, "command": {"runtimeExecPolicy": "argv"}}`)
+			r := w.nested(t, `{"network": {"allowedDomains": ["*"]}}`, nil, "--", "sh", "-c", "./netprobe selfdial 127.0.0.1")
+			check(t, r, 0, "^error: listen tcp 127.0.0.1:0: bind: permission denied\n$", `this run could not narrow TCP servers: Landlock refuses bind\(\), but without a seccomp listener`)
+		})
 	}
 }
 

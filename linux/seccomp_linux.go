@@ -120,6 +120,11 @@ func seccompProgram(o seccompOptions) ([]bpf.RawInstruction, error) {
 	}
 	switch {
 	case o.netGuard:
+		if o.denyMPTCP && !o.filtered {
+			// netRules refuses MPTCP on a filtered network; on the host's,
+			// Landlock's TCP layer (bind refused) needs it refused too.
+			prog = append(prog, mptcpRefusal()...)
+		}
 		prog = append(prog, netRules(o.filtered, o.denySockets)...)
 	case o.denySockets:
 		prog = append(prog,
@@ -178,4 +183,17 @@ func installSeccomp(o seccompOptions) error {
 		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): thread %d could not be synchronised", r)
 	}
 	return nil
+}
+
+// mptcpRefusal refuses socket() of an MPTCP socket, which Landlock's TCP
+// rules do not see, and leaves the system call number loaded for the
+// rules after it otherwise.
+func mptcpRefusal() []bpf.Instruction {
+	return []bpf.Instruction{
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.SYS_SOCKET, SkipTrue: 4},
+		bpf.LoadAbsolute{Off: offArg2, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.IPPROTO_MPTCP, SkipTrue: 1},
+		bpf.RetConstant{Val: retEPERM},
+		bpf.LoadAbsolute{Off: offNr, Size: 4},
+	}
 }

@@ -73,6 +73,7 @@ func TestSeccompNetRules(t *testing.T) {
 		{"namespace engine", seccompOptions{}, nil},
 		{"namespace engine, proxies", seccompOptions{denyMPTCP: true}, map[string]uint32{mptcp.name: eperm}},
 		{"Landlock-only, host network", seccompOptions{netGuard: true}, with(map[string]uint32{})},
+		{"Landlock-only, host network, TCP servers refused", seccompOptions{netGuard: true, denyMPTCP: true}, with(map[string]uint32{mptcp.name: eperm})},
 		{"Landlock-only, proxies", seccompOptions{netGuard: true, filtered: true, denyMPTCP: true}, with(map[string]uint32{
 			mptcp.name: eacces, sctp.name: eacces, udp4.name: eacces, udp6.name: eacces, icmp.name: eacces, raw.name: eacces, seq6.name: eacces,
 			packet.name: eacces, vsock.name: eacces, nlOther.name: eacces,

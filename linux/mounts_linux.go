@@ -108,12 +108,15 @@ func (b *rootBuilder) capture() error {
 func cloneResolvedTree(path string, readOnly, recursive bool) (int, error) {
 	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS}
 	dir, err := unix.Openat2(unix.AT_FDCWD, path, how)
-	if errors.Is(err, unix.ENOSYS) {
-		return cloneTree(path, readOnly, recursive) // before Linux 5.6
-	}
 	if err != nil {
-		if errors.Is(err, unix.ELOOP) {
+		switch {
+		case errors.Is(err, unix.ELOOP):
 			err = fmt.Errorf("%w: a symlink is on its way now, where there was none when fence planned the run", err)
+		case errors.Is(err, unix.ENOSYS):
+			// Every kernel with the Landlock fence needs has openat2 (5.6):
+			// a filter of a container refuses it, and binding by name
+			// would follow a link swapped in since the plan.
+			err = fmt.Errorf("%w: openat2 is refused here (a container's seccomp profile?), and without it a link swapped in since the plan would be followed", err)
 		}
 		return -1, &MountError{Op: "openat2 RESOLVE_NO_SYMLINKS", Source: path, Err: err}
 	}

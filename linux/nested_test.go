@@ -122,6 +122,9 @@ func TestNestedNetwork(t *testing.T) {
 				w := newWorld(t, u.uid, fmt.Sprintf(`{"network": {"allowedDomains": %s, "allowLocalBinding": %s}}`, tt.outer, tt.binding))
 				r := w.nested(t, fmt.Sprintf(`{"network": {"allowedDomains": %s}}`, tt.inner), nil, "--", "./netprobe", "http", target)
 				check(t, r, 0, tt.want, tt.stderr)
+				if strings.Contains(tt.want, "refused by the outer") && !strings.Contains(r.stderr, "allow it there (its network.allowedDomains) as well as here") {
+					t.Errorf("the refusal summary does not say how to allow a host the outer sandbox refuses:\n%s", r.stderr)
+				}
 				if tt.binding == "true" && strings.Contains(r.stderr, "could not narrow the network") {
 					t.Errorf("the inner run says it could not narrow the network, though it could listen:\n%s", r.stderr)
 				}

@@ -54,6 +54,8 @@ func (p *Policy) NetworkDecision(access, requested, target string, nd NetDecisio
 			d.Suggestion = "--no-network refuses every connection: run without it if the command needs the network"
 		case nd.Key == "network.deniedDomains":
 			d.Suggestion = "remove the entry from network.deniedDomains if the command needs the host"
+		case nd.Fix != "":
+			d.Suggestion = nd.Fix
 		case nd.Rule != "":
 			d.Suggestion = nd.Reason
 		default:

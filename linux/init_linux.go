@@ -174,9 +174,9 @@ func restrict(w *wire) (execNotify *os.File, err error) {
 
 // runCommand starts the command in a process group of its own (the
 // terminal's foreground when fence's is), forwards signals to it, reports
-// its stops on the job socket and continues it when the supervisor says
-// so, reaps every child (as pid 1 must), and returns the command's exit
-// status.
+// its stops on the job socket and stops or continues it when the
+// supervisor says so, reaps every child (as pid 1 must), and returns the
+// command's exit status.
 func runCommand(w *wire, jobSock *os.File) (int, error) {
 	plan := w.Plan
 	path, code, err := lookPath(plan.Argv[0], w.Env)
@@ -210,17 +210,17 @@ func runCommand(w *wire, jobSock *os.File) (int, error) {
 		return startError(plan.Argv[0], path, err), nil
 	}
 	jobs := &commandJobs{pgrp: cmd.Process.Pid, namespaces: w.Namespaces, sock: jobSock}
-	done, stops, conts := make(chan int, 1), make(chan unix.Signal), make(chan bool)
+	done, stops, requests := make(chan int, 1), make(chan unix.Signal), make(chan jobRequest)
 	go func() { done <- reap(cmd.Process.Pid, stops) }()
-	go jobs.readContinues(conts)
+	go jobs.readRequests(requests)
 	for {
 		select {
 		case s := <-sigs:
 			jobs.forward(cmd.Process, s)
 		case sig := <-stops:
 			jobs.reportStop(sig)
-		case withTerminal := <-conts:
-			jobs.resume(withTerminal)
+		case r := <-requests:
+			jobs.answer(r)
 		case code := <-done:
 			return code, nil
 		}

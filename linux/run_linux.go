@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -104,11 +103,15 @@ func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, nest *nesti
 	}
 	defer undo()
 	noListener := nest != nil && !nest.listener
-	code, err := supervise(&wire{Plan: ll, Env: ll.Env, Namespaces: false, Foreground: foreground, NoListener: noListener}, nil, stderr)
-	if left := killDescendants(keep); len(left) > 0 {
-		fmt.Fprintf(stderr, "fence: warning: %d processes the command started were still running after fence spent %s killing them (pids %v): kill them before trusting what the run left\n", len(left), killBudget, left)
+	// The leftovers are killed before fence takes the terminal back: one
+	// may hold it, and only a group with no process left gives it up.
+	killLeft := func() {
+		if left := killDescendants(keep); len(left) > 0 {
+			fmt.Fprintf(stderr, "fence: warning: %d processes the command started were still running after fence spent %s killing them (pids %v): kill them before trusting what the run left\n", len(left), killBudget, left)
+		}
 	}
-	return code, err
+	w := &wire{Plan: ll, Env: ll.Env, Namespaces: false, Foreground: foreground, NoListener: noListener}
+	return superviseThen(w, nil, killLeft, stderr)
 }
 
 // ownTerminals are the terminal devices fence's standard streams are:
@@ -175,6 +178,17 @@ func isForeground() bool {
 // waits. It returns errNoUserNS when user namespaces are refused.
 // Monitor lines go to stderr.
 func supervise(w *wire, started *startedInit, stderr io.Writer) (int, error) {
+	return superviseThen(w, started, func() {}, stderr)
+}
+
+// superviseThen is supervise, which calls ended once the init has ended
+// and fence has stopped serving the sandbox, before it takes the terminal
+// back.
+func superviseThen(w *wire, started *startedInit, ended func(), stderr io.Writer) (int, error) {
+	jobs := newSupervisorJobs(w.Foreground)
+	defer jobs.close()
+	defer jobs.reclaim()
+	defer ended()
 	if started == nil {
 		started = startInit(w)
 	}
@@ -197,23 +211,23 @@ func supervise(w *wire, started *startedInit, stderr io.Writer) (int, error) {
 		defer closeListeners(listeners)
 	}
 	defer started.statR.Close() // abort closes it on the ways out above
+	jobs.init = started.cmd.Process
 	ready := make(chan struct{})
 	sigs := forwardSignals(started.cmd.Process, ready)
 	defer signal.Stop(sigs)
-	return serve(started.cmd, w, started.planW, started.statR, ready, forwards, listeners, stderr)
+	return serve(started.cmd, w, jobs, started.planW, started.statR, ready, forwards, listeners, stderr)
 }
 
 // serve hands the started init its plan, serves what the sandbox needs
 // from outside (proxies, -p relays, exec judging) while it runs, and
 // returns the command's exit code.
-func serve(cmd *exec.Cmd, w *wire, planW, statR *os.File, ready chan struct{}, forwards, listeners []net.Listener, stderr io.Writer) (int, error) {
+func serve(cmd *exec.Cmd, w *wire, jobs *supervisorJobs, planW, statR *os.File, ready chan struct{}, forwards, listeners []net.Listener, stderr io.Writer) (int, error) {
 	werr := json.NewEncoder(planW).Encode(w.forInit())
 	planW.Close()
 	status, files := readStatus(statR)
 	close(ready) // the init takes signals now (or is gone)
-	var jobSock *os.File
 	if status == statusOK && len(files) > 0 {
-		jobSock, files = files[0], files[1:]
+		jobs.sock, files = files[0], files[1:]
 	}
 	if (w.Plan.ExecArgv || !w.Namespaces || w.Plan.Landlock.TCP.RefusesListen()) && !w.NoListener && len(files) > 0 {
 		var conn *connectJudge
@@ -241,10 +255,8 @@ func serve(cmd *exec.Cmd, w *wire, planW, statR *os.File, ready chan struct{}, f
 		loops = relayForwards(w.Plan.Proxy, forwards, &dialer{sock: statR}, &pending)
 	}
 	timedOut, stopTimer := watchTimeout(cmd.Process, w.Plan.Limits.Timeout)
-	var gave atomic.Bool // the command's group was given the terminal
-	gave.Store(w.Foreground)
 	jobsDone := make(chan struct{})
-	jobsEnded := followJobs(jobSock, jobsDone, &gave)
+	jobsEnded := jobs.follow(jobsDone)
 	cmd.Wait()
 	close(jobsDone)
 	<-jobsEnded
@@ -253,9 +265,6 @@ func serve(cmd *exec.Cmd, w *wire, planW, statR *os.File, ready chan struct{}, f
 	loops.Wait()
 	waitDrained(&pending)
 	stop()
-	if gave.Load() {
-		reclaimTerminal()
-	}
 	if werr != nil {
 		return 0, fmt.Errorf("send plan to sandbox init: %w", werr)
 	}
@@ -295,7 +304,11 @@ func initCommand(w *wire, planR, statW *os.File) *exec.Cmd {
 // forwardSignals passes the signals fence gets on to the init, once ready
 // is closed: before it reports, the init may not have its handlers yet,
 // and an init (pid 1) without them would not die of the signal but of
-// the Go runtime giving up on it.
+// the Go runtime giving up on it. One that ends processes is followed by
+// SIGCONT to the init: in the Landlock-only engine the command shares its
+// uid, with no pid namespace between them, and may have stopped it; the
+// init, continued, passes the signal on and continues the command's group
+// itself.
 func forwardSignals(p *os.Process, ready <-chan struct{}) chan os.Signal {
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, forwarded...)
@@ -303,6 +316,9 @@ func forwardSignals(p *os.Process, ready <-chan struct{}) chan os.Signal {
 		<-ready
 		for s := range sigs {
 			p.Signal(s)
+			if s != unix.SIGUSR1 && s != unix.SIGUSR2 {
+				p.Signal(unix.SIGCONT)
+			}
 		}
 	}()
 	return sigs

@@ -100,8 +100,18 @@ func startShell(t *testing.T, w *world, engine string) *shell {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash not found")
 	}
+	sh := startTerminal(t, w, engine, "bash", "--norc", "--noprofile", "-i")
+	sh.send("echo ready\n")
+	sh.expect("ready\r\n")
+	return sh
+}
+
+// startTerminal starts argv as w's user on a terminal of its own, whose
+// session it leads, with $F running fence on w's policy in the engine
+// named.
+func startTerminal(t *testing.T, w *world, engine string, argv ...string) *shell {
+	t.Helper()
 	f := filepath.Join(bin, "fence") + " -s " + w.settings
-	argv := []string{"bash", "--norc", "--noprofile", "-i"}
 	if engine == "landlock-only" {
 		if _, err := exec.LookPath("unshare"); err != nil {
 			t.Skip("unshare not found: cannot make a user namespace without nested ones")
@@ -121,8 +131,6 @@ func startShell(t *testing.T, w *world, engine string) *shell {
 		cmd.Wait()
 		tty.Close()
 	})
-	sh.send("echo ready\n")
-	sh.expect("ready\r\n")
 	return sh
 }
 
@@ -296,6 +304,143 @@ func TestStopWithoutTerminal(t *testing.T) {
 	}
 }
 
+// TestStopWithStdinNotTerminal suspends a run whose standard input is not
+// the terminal (a file, a pipe), from an interactive shell: the command
+// does not get the terminal then, so Ctrl-Z reaches fence's group, not
+// the command's, and fence passes the stop on. The command stops with
+// fence (it does not go on running and writing while the shell shows
+// the job stopped), fg continues both, and Ctrl-C ends the run. (The
+// sleeps' arguments are computed, so that only their command lines hold
+// the marker, not fence's.)
+func TestStopWithStdinNotTerminal(t *testing.T) {
+	for _, engine := range engines {
+		for _, u := range users(t) {
+			t.Run(engine+"/"+u.name, func(t *testing.T) {
+				w := newWorld(t, u.uid, `{}`)
+				sh := startShell(t, w, engine)
+				for i, line := range []string{
+					"$F -- sh -c 'echo waiting; exec sleep $((2000000+%d))' </dev/null\n",
+					"echo in | $F -- sh -c 'read l; echo waiting-$l; exec sleep $((2000000+%d))'\n",
+				} {
+					marker := fmt.Sprint(2000000 + 10*u.uid + i)
+					sh.send(fmt.Sprintf(line, 10*u.uid+i))
+					sh.expect("waiting")
+					waitRunning(t, marker) // a stop before the exec would stop sh
+					sh.send("\x1a")
+					sh.expect("Stopped")
+					waitStopped(t, marker)
+					sh.send("fg\n")
+					sh.expect("fg\r\n")
+					waitRunning(t, marker)
+					sh.send("\x03")
+					sh.expectResending("rc=130", "echo rc=$?\n")
+					assertNoProcess(t, marker)
+				}
+			})
+		}
+	}
+}
+
+// waitRunning waits until the process whose command line holds marker
+// is not stopped.
+func waitRunning(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second) // only a guard against a hung test
+	for time.Now().Before(deadline) {
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, p := range procs {
+			b, err := os.ReadFile(p)
+			if err != nil || !strings.Contains(string(b), marker) {
+				continue
+			}
+			if state, _ := procState(filepath.Dir(p)); state != "T" && state != "" {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no process with %q in its command line went on", marker)
+}
+
+// TestTerminalAfterDaemon runs fence from a script on a terminal (no job
+// control, so nothing else takes the terminal back) with a command that
+// leaves a daemon behind, in a process group of its own that it made the
+// terminal's foreground, stopped: fence ends it and gives the terminal
+// back to the script, whose next read works. In the Landlock-only engine
+// the daemon outlives the init, and fence kills it only after the run.
+func TestTerminalAfterDaemon(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl not found")
+	}
+	const daemon = `pipe(R, W) or die; if (fork) { close W; <R>; exit 0 } close R; $SIG{TTOU} = "IGNORE"; ` +
+		`POSIX::setpgid(0, 0) or die "setpgid: $!"; POSIX::tcsetpgrp(0, getpgrp()) or die "tcsetpgrp: $!"; ` +
+		`print W "held\n"; close W; kill "STOP", $$; sleep 100`
+	for _, engine := range engines {
+		for _, u := range users(t) {
+			t.Run(engine+"/"+u.name, func(t *testing.T) {
+				w := newWorld(t, u.uid, `{}`)
+				sh := startTerminal(t, w, engine, "sh", "-c", `$F -- perl -MPOSIX -e '`+daemon+`'; echo fence-rc=$?; read x; echo got-$x`)
+				sh.expect("fence-rc=0")
+				sh.send("hello\n")
+				sh.expect("got-hello")
+				if err := sh.cmd.Wait(); err != nil {
+					t.Errorf("the script: %v", err)
+				}
+			})
+		}
+	}
+}
+
+// TestStoppedInit has the command stop its parent, which is the init in
+// the Landlock-only engine (no pid namespace, the same uid; the namespace
+// engine's init is pid 1 there, which the kernel keeps from stopping),
+// and stop itself: a terminating signal to fence still ends the run,
+// SIGCONT to fence continues it, and the timeout ends it, each leaving no
+// process behind.
+func TestStoppedInit(t *testing.T) {
+	for _, engine := range engines {
+		for _, u := range users(t) {
+			for _, c := range []struct {
+				name   string
+				sig    syscall.Signal // 0: the timeout ends it
+				code   int
+				stdout string
+			}{
+				{"SIGTERM", syscall.SIGTERM, 143, ""},
+				{"SIGINT", syscall.SIGINT, 130, ""},
+				{"SIGCONT", syscall.SIGCONT, 0, "after\n"},
+				{"timeout", 0, 124, ""},
+			} {
+				t.Run(engine+"/"+u.name+"/"+c.name, func(t *testing.T) {
+					w := newWorld(t, u.uid, `{}`)
+					marker := fmt.Sprintf("initstopper-%d-%s", u.uid, c.name)
+					args := []string{"--", "sh", "-c", "kill -STOP $PPID; kill -STOP $$; echo after", marker}
+					if c.sig == 0 {
+						args = append([]string{"--timeout", "2s"}, args...)
+					}
+					cmd := fenceCommand(t, w, engine, args...)
+					var out bytes.Buffer
+					cmd.Stdout, cmd.Stderr = &out, io.Discard
+					must(t, cmd.Start())
+					defer time.AfterFunc(time.Minute, func() { cmd.Process.Kill() }).Stop() // a hung fence fails the test
+					init := waitStopped(t, marker)
+					if engine == "landlock-only" {
+						waitPidStopped(t, init)
+					}
+					if c.sig != 0 {
+						must(t, cmd.Process.Signal(c.sig))
+					}
+					err := cmd.Wait()
+					if cmd.ProcessState.ExitCode() != c.code || out.String() != c.stdout {
+						t.Errorf("fence after its init was stopped: %v, stdout %q; want exit %d, stdout %q", err, out.String(), c.code, c.stdout)
+					}
+					assertNoProcess(t, marker)
+				})
+			}
+		}
+	}
+}
+
 // fenceCommand is fence with args as w's user in w's workspace, in the
 // engine named, with stdin not a terminal.
 func fenceCommand(t *testing.T, w *world, engine string, args ...string) *exec.Cmd {
@@ -311,12 +456,15 @@ func fenceCommand(t *testing.T, w *world, engine string, args ...string) *exec.C
 	argv = w.asUser(argv...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = w.ws, []string{"HOME=" + w.home, "PATH=/usr/bin:/bin"}
+	// No controlling terminal either, which a test run from one would
+	// give it, for fence to stop the test's process group on.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	return cmd
 }
 
 // waitStopped waits until a process whose command line holds marker is
-// stopped.
-func waitStopped(t *testing.T, marker string) {
+// stopped, and returns its parent.
+func waitStopped(t *testing.T, marker string) (ppid int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second) // only a guard against a hung test
 	for time.Now().Before(deadline) {
@@ -326,14 +474,40 @@ func waitStopped(t *testing.T, marker string) {
 			if err != nil || !strings.Contains(string(b), marker) {
 				continue
 			}
-			stat, err := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
-			if i := bytes.LastIndexByte(stat, ')'); err == nil && i > 0 && bytes.HasPrefix(stat[i+1:], []byte(" T")) {
-				return
+			if state, ppid := procState(filepath.Dir(p)); state == "T" {
+				return ppid
 			}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("no process with %q in its command line stopped", marker)
+	return 0
+}
+
+// waitPidStopped waits until the process pid is stopped.
+func waitPidStopped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second) // only a guard against a hung test
+	for time.Now().Before(deadline) {
+		if state, _ := procState(fmt.Sprintf("/proc/%d", pid)); state == "T" {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %d never stopped", pid)
+}
+
+// procState reads the state and the parent of the process whose /proc
+// directory is dir.
+func procState(dir string) (state string, ppid int) {
+	stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+	i := bytes.LastIndexByte(stat, ')')
+	if err != nil || i < 0 {
+		return "", 0
+	}
+	var s string
+	fmt.Sscanf(string(stat[i+1:]), " %s %d", &s, &ppid)
+	return s, ppid
 }
 
 // TestTerminalName runs fence on a terminal and asks the command for its

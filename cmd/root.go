@@ -163,16 +163,7 @@ func (o *runOptions) run(args []string) error {
 
 // execute runs the command, filling in rep (which may be nil) as it goes.
 func (o *runOptions) execute(args []string, rep *runReport) error {
-	if o.shell == "" && len(args) == 0 {
-		return errors.New("no command given: use \"fence -- command args\" or \"fence -c 'shell string'\"")
-	}
-	if o.degraded != "refuse" && o.degraded != "warn" {
-		return fmt.Errorf("--degraded %q: want refuse or warn", o.degraded)
-	}
-	if err := sandbox.CheckKeepFDs(o.keepFDs, fdOpen); err != nil {
-		return err
-	}
-	if err := o.limits.check(); err != nil {
+	if err := o.checkFlags(args); err != nil {
 		return err
 	}
 	pre := o.pre
@@ -190,17 +181,9 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 		res.Config.Audit.File = o.audit
 	}
 	pol := compileResolved(res, opts)
-	noteRun(o.stderr, res, opts)
-	if err := guardConfigLinks(pol, opts); err != nil {
-		return err
-	}
-	createHomeDirs(pol, o.policy.debug, o.stderr)
-	disk, err := prepareOnDisk(pol, res, opts, o.stderr)
+	disk, err := o.prepareHost(pol, res, opts)
 	if err != nil {
 		return err
-	}
-	if err := historyOf(opts).record(pol); err != nil {
-		recordFailed(err, o.policy.debug, o.stderr)
 	}
 	rec, err := o.recorder(pol, rep)
 	if err != nil {
@@ -255,6 +238,41 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// checkFlags refuses a run its flags cannot make, before anything starts.
+func (o *runOptions) checkFlags(args []string) error {
+	if o.shell == "" && len(args) == 0 {
+		return errors.New("no command given: use \"fence -- command args\" or \"fence -c 'shell string'\"")
+	}
+	if o.degraded != "refuse" && o.degraded != "warn" {
+		return fmt.Errorf("--degraded %q: want refuse or warn", o.degraded)
+	}
+	if err := sandbox.CheckKeepFDs(o.keepFDs, fdOpen); err != nil {
+		return err
+	}
+	return o.limits.check()
+}
+
+// prepareHost does what the run needs of the host before it is planned:
+// the notes and warnings on the policy, the refusal of a policy that
+// could rewrite the links fence reads its own state through, the missing
+// cache directories, what earlier runs left behind (the returned Disk),
+// and the record of the trees this run may write.
+func (o *runOptions) prepareHost(pol *policy.Policy, res *policy.Resolved, opts policy.Options) (*sandbox.Disk, error) {
+	noteRun(o.stderr, res, opts)
+	if err := guardConfigLinks(pol, opts); err != nil {
+		return nil, err
+	}
+	createHomeDirs(pol, o.policy.debug, o.stderr)
+	disk, err := prepareOnDisk(pol, res, opts, o.stderr)
+	if err != nil {
+		return nil, err
+	}
+	if err := historyOf(opts).record(pol); err != nil {
+		recordFailed(err, o.policy.debug, o.stderr)
+	}
+	return disk, nil
 }
 
 // recorder collects denials when a report or an audit log wants them,

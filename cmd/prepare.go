@@ -292,7 +292,7 @@ func hostRuntimeDir(plan *sandbox.Plan) (remove func(), err error) {
 func printTempEnvDebug(w io.Writer, plan *sandbox.Plan) {
 	for _, name := range []string{"TMPDIR", "XDG_RUNTIME_DIR"} {
 		was, set := os.LookupEnv(name)
-		now, ok := lookupEnv(plan.Env, name)
+		now, ok := sandbox.LookupEnv(plan.Env, name)
 		switch {
 		case !set || was == now && ok || slices.Contains(plan.EnvRemoved, name):
 		case ok:
@@ -301,14 +301,4 @@ func printTempEnvDebug(w io.Writer, plan *sandbox.Plan) {
 			fmt.Fprintf(w, "fence: debug: env: %s unset, since the inherited %q is not usable inside and there is no private place for it\n", name, was)
 		}
 	}
-}
-
-// lookupEnv is the value of name in env, the last one set.
-func lookupEnv(env []string, name string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
-			return v, true
-		}
-	}
-	return "", false
 }

@@ -178,10 +178,10 @@ func privateTempEnv(plan *Plan, pol *policy.Policy, uid int) {
 	if !plan.Mounts.PrivateTmp {
 		return
 	}
-	if dir, ok := lookupEnv(plan.Env, "TMPDIR"); ok && !writableInside(plan.Mounts, dir) {
+	if dir, ok := LookupEnv(plan.Env, "TMPDIR"); ok && !writableInside(plan.Mounts, dir) {
 		plan.Env = setEnv(plan.Env, "TMPDIR", "/tmp")
 	}
-	dir, ok := lookupEnv(plan.Env, "XDG_RUNTIME_DIR")
+	dir, ok := LookupEnv(plan.Env, "XDG_RUNTIME_DIR")
 	if !ok || usableRuntimeDir(plan.Mounts, pol, dir, uid) {
 		return
 	}
@@ -283,7 +283,8 @@ func privateRuntimeDir(m Mounts, uid int) string {
 	return ""
 }
 
-func lookupEnv(env []string, name string) (string, bool) {
+// LookupEnv is the value of name in env, the last one set.
+func LookupEnv(env []string, name string) (string, bool) {
 	for i := len(env) - 1; i >= 0; i-- {
 		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
 			return v, true

@@ -1,0 +1,186 @@
+package cmd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fence-sandbox/fence/policy"
+)
+
+// hookOptions are the flags of `fence hook`: the agent, and the policy
+// flags (-s, -t, the rule flags) the hook judges with and passes on to
+// every command it wraps.
+type hookOptions struct {
+	policy     *policyFlags
+	claudeFlag bool // --claude-pre-tool-use
+	stderr     io.Writer
+}
+
+// upstreamHookFlags are the root flags that settings written by upstream
+// fence call the hook with, and the agent each stands for.
+var upstreamHookFlags = map[string]string{"--claude-pre-tool-use": "claude"}
+
+// maxEvent bounds the event a hook reads: a Write carries the whole
+// file, and an event that does not fit is refused, not cut short.
+const maxEvent = 64 << 20
+
+func newHookCmd(pf *policyFlags, stdout, stderr io.Writer) *cobra.Command {
+	o := &hookOptions{policy: pf, stderr: stderr}
+	c := &cobra.Command{
+		Use:   "hook claude",
+		Short: "Answer an agent's tool-call hook: read its event on stdin, deny what the policy refuses, run shell calls under fence",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			agent, err := o.agent(args)
+			if err != nil {
+				return err
+			}
+			event, rerr := readEvent(c.InOrStdin())
+			switch agent {
+			case "claude":
+				return o.claude(event, rerr, stdout)
+			}
+			return fmt.Errorf("hook %q: no such agent; want claude", agent)
+		},
+	}
+	c.Flags().BoolVar(&o.claudeFlag, "claude-pre-tool-use", false, "answer a Claude Code PreToolUse event (as \"fence hook claude\")")
+	return c
+}
+
+// agent is the agent named by the argument or the upstream flag.
+func (o *hookOptions) agent(args []string) (string, error) {
+	switch {
+	case len(args) == 1 && o.claudeFlag && args[0] != "claude":
+		return "", fmt.Errorf("hook %s and --claude-pre-tool-use name two agents", args[0])
+	case len(args) == 1:
+		return args[0], nil
+	case o.claudeFlag:
+		return "claude", nil
+	}
+	return "", errors.New(`name the agent: "fence hook claude"`)
+}
+
+// hookAlias turns upstream's entry point (fence --claude-pre-tool-use
+// [flags]) into fence hook AGENT [flags]. Only fence's own flags, before
+// any command, are looked at.
+func hookAlias(args []string) []string {
+	for i, a := range args {
+		if a == "--" || a == "-c" || slices.Contains(subcommands, a) {
+			return args
+		}
+		if agent, ok := upstreamHookFlags[a]; ok {
+			return append([]string{"hook", agent}, slices.Delete(slices.Clone(args), i, i+1)...)
+		}
+	}
+	return args
+}
+
+// readEvent reads the whole event, refusing one larger than maxEvent.
+func readEvent(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxEvent+1))
+	if err != nil {
+		return nil, fmt.Errorf("read the event: %w", err)
+	}
+	if len(b) > maxEvent {
+		return nil, fmt.Errorf("the event is larger than %d bytes", maxEvent)
+	}
+	return b, nil
+}
+
+// loadIn loads the policy as a run in dir would (config discovery from
+// dir, trust, the policy flags), and fixes its meaning on the disk as
+// `fence check` does.
+func (o *hookOptions) loadIn(dir string) (*policy.Policy, error) {
+	opts, err := o.policy.options()
+	if err != nil {
+		return nil, err
+	}
+	opts.Dir = dir
+	if opts.Settings != "" {
+		opts.Settings, _ = filepath.Abs(opts.Settings)
+	}
+	res, err := policy.Load(opts)
+	if err != nil {
+		return nil, err
+	}
+	problems, err := checkTrust(opts, res)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		var b bytes.Buffer
+		(&untrustedError{problems}).print(&b)
+		return nil, errors.New(string(bytes.TrimSpace(b.Bytes())))
+	}
+	if err := res.Apply(o.policy.rules, opts.Dir); err != nil {
+		return nil, err
+	}
+	pol := compileResolved(res, opts)
+	if _, err := prepareOnDisk(pol, res, opts, o.stderr); err != nil {
+		return nil, err
+	}
+	return pol, nil
+}
+
+// wrapArgs are the policy flags a wrapped command is run with: the
+// hook's own, the settings file made absolute.
+func (o *hookOptions) wrapArgs() []string {
+	p := o.policy
+	var out []string
+	if p.settings != "" {
+		abs, err := filepath.Abs(p.settings)
+		if err != nil {
+			abs = p.settings
+		}
+		out = append(out, "-s", abs)
+	}
+	if p.template != "" {
+		out = append(out, "-t", p.template)
+	}
+	r := p.rules
+	for _, l := range []struct {
+		flag string
+		vals []string
+	}{
+		{"--allow-read", r.AllowRead}, {"--allow-write", r.AllowWrite}, {"--deny-read", r.DenyRead}, {"--deny-write", r.DenyWrite},
+		{"--allow-domain", r.AllowDomains}, {"--deny-domain", r.DenyDomains}, {"--deny-command", r.DenyCommands},
+	} {
+		for _, v := range l.vals {
+			out = append(out, l.flag, v)
+		}
+	}
+	if r.NoNetwork {
+		out = append(out, "--no-network")
+	}
+	if r.NoRefusalSummary {
+		out = append(out, "--no-refusal-summary")
+	}
+	if r.Mode != "" {
+		out = append(out, "--mode", r.Mode)
+	}
+	return out
+}
+
+// hookPolicyFlags are the flags by which a fence command line chooses
+// its policy; an agent's own fence command may not give them.
+var hookPolicyFlags = []string{
+	"-s", "--settings", "-t", "--template", "--allow-read", "--allow-write", "--deny-read", "--deny-write",
+	"--allow-domain", "--deny-domain", "--deny-command", "--no-network", "--no-refusal-summary", "--mode",
+}
+
+// selfPath is the running fence's absolute path, for the commands a hook
+// wraps.
+func selfPath() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "fence"
+	}
+	return exe
+}

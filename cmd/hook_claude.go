@@ -1,0 +1,281 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/sandbox"
+)
+
+// claudeEvent is the part of a Claude Code hook event fence reads.
+type claudeEvent struct {
+	HookEventName string                     `json:"hook_event_name"`
+	ToolName      string                     `json:"tool_name"`
+	ToolInput     map[string]json.RawMessage `json:"tool_input"`
+	Cwd           string                     `json:"cwd"`
+}
+
+// claudeAnswer is a PreToolUse hook's answer: hookSpecificOutput with a
+// permission decision, its reason, and the rewritten tool input.
+type claudeAnswer struct {
+	HookSpecificOutput claudeDecision `json:"hookSpecificOutput"`
+}
+
+type claudeDecision struct {
+	HookEventName            string                     `json:"hookEventName"`
+	PermissionDecision       string                     `json:"permissionDecision"`
+	PermissionDecisionReason string                     `json:"permissionDecisionReason,omitempty"`
+	UpdatedInput             map[string]json.RawMessage `json:"updatedInput,omitempty"`
+}
+
+// claudeFileTools are Claude Code's file tools, the access each needs,
+// the input field naming the path, and whether the path may be left out
+// (the event's cwd then).
+var claudeFileTools = map[string]struct {
+	access, field string
+	optional      bool
+}{
+	"Read":         {"read", "file_path", false},
+	"Glob":         {"read", "path", true},
+	"Grep":         {"read", "path", true},
+	"LS":           {"read", "path", true},
+	"Write":        {"write", "file_path", false},
+	"Edit":         {"write", "file_path", false},
+	"MultiEdit":    {"write", "file_path", false},
+	"NotebookEdit": {"write", "notebook_path", false},
+}
+
+// claudeJudged reports whether fence judges calls of the tool.
+func claudeJudged(tool string) bool {
+	_, file := claudeFileTools[tool]
+	return file || tool == "Bash" || tool == "WebFetch"
+}
+
+// claude answers one Claude Code PreToolUse event. It writes nothing
+// where Claude Code's own permission flow is to decide: a tool fence
+// does not judge, a file or fetch call the policy allows.
+func (o *hookOptions) claude(raw []byte, rerr error, stdout io.Writer) error {
+	ans, err := o.claudeDecide(raw, rerr)
+	if err != nil {
+		ans = &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: "fence: " + err.Error()}
+	}
+	if ans == nil {
+		return nil
+	}
+	ans.HookEventName = "PreToolUse"
+	b, err := json.Marshal(claudeAnswer{*ans})
+	if err != nil {
+		return fmt.Errorf("encode the answer: %w", err)
+	}
+	_, err = stdout.Write(append(b, '\n'))
+	return err
+}
+
+// claudeDecide is the answer to the event, nil for none; an error denies
+// the call (fail closed).
+func (o *hookOptions) claudeDecide(raw []byte, rerr error) (*claudeDecision, error) {
+	if rerr != nil {
+		return nil, rerr
+	}
+	var ev claudeEvent
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return nil, fmt.Errorf("the hook event is not valid JSON (%v), so the call is refused", err)
+	}
+	if ev.HookEventName != "" && ev.HookEventName != "PreToolUse" || !claudeJudged(ev.ToolName) {
+		return nil, nil
+	}
+	if ev.ToolInput == nil {
+		return nil, fmt.Errorf("%s event without tool_input, so the call is refused", ev.ToolName)
+	}
+	if !filepath.IsAbs(ev.Cwd) {
+		return nil, fmt.Errorf("%s event without an absolute cwd (%q), so the call is refused", ev.ToolName, ev.Cwd)
+	}
+	pol, err := o.loadIn(filepath.Clean(ev.Cwd))
+	if err != nil {
+		return nil, fmt.Errorf("the policy for %s: %w", ev.Cwd, err)
+	}
+	switch ev.ToolName {
+	case "Bash":
+		return o.claudeBash(pol, ev)
+	case "WebFetch":
+		return claudeFetch(pol, ev)
+	}
+	return claudeFile(pol, ev)
+}
+
+// inputString is the string field of the tool's input; missing or not a
+// string is an error, unless optional and missing.
+func inputString(ev claudeEvent, field string, optional bool) (string, error) {
+	v, ok := ev.ToolInput[field]
+	if !ok && optional {
+		return "", nil
+	}
+	var s string
+	if !ok || json.Unmarshal(v, &s) != nil || s == "" && !optional {
+		return "", fmt.Errorf("%s event without a string tool_input.%s, so the call is refused", ev.ToolName, field)
+	}
+	return s, nil
+}
+
+// claudeFile judges a file tool's path as `fence check` judges it.
+func claudeFile(pol *policy.Policy, ev claudeEvent) (*claudeDecision, error) {
+	t := claudeFileTools[ev.ToolName]
+	path, err := inputString(ev, t.field, t.optional)
+	if err != nil {
+		return nil, err
+	}
+	if path == "" {
+		path = ev.Cwd
+	}
+	d, err := decide(pol, newResolver(ev.Cwd), query{Access: t.access, Path: path})
+	if err != nil {
+		return nil, err
+	}
+	return denyUnless(d)
+}
+
+// claudeFetch judges a WebFetch URL as `fence check url` does.
+func claudeFetch(pol *policy.Policy, ev claudeEvent) (*claudeDecision, error) {
+	u, err := inputString(ev, "url", false)
+	if err != nil {
+		return nil, err
+	}
+	d, err := urlDecision(pol, u)
+	if err != nil {
+		return nil, err
+	}
+	return denyUnless(d)
+}
+
+// denyUnless denies a call the decision refuses, naming the rule as
+// `fence check` prints it, and leaves an allowed one to Claude Code.
+func denyUnless(d policy.Decision) (*claudeDecision, error) {
+	if d.Allowed {
+		return nil, nil
+	}
+	var b bytes.Buffer
+	printDecisions(&b, []policy.Decision{d}, false)
+	return &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: "fence: " + strings.TrimSpace(b.String())}, nil
+}
+
+// claudeBash judges a Bash call with the run's preflight and rewrites it
+// to run under fence with the hook's policy flags.
+func (o *hookOptions) claudeBash(pol *policy.Policy, ev claudeEvent) (*claudeDecision, error) {
+	command, err := inputString(ev, "command", false)
+	if err != nil {
+		return nil, err
+	}
+	self := selfPath()
+	inner, wrapped := o.unwrap(self, command)
+	if !wrapped {
+		if flag := foreignFenceFlag(self, command); flag != "" {
+			return &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: fmt.Sprintf(
+				"fence: refused a fence command with its own policy flag %s: the hook runs every command under fence with its own policy; run the command without fence", flag)}, nil
+		}
+		inner = command
+	}
+	if v := preflight(pol, nil, inner); v.Blocked {
+		return &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: "fence: " + v.Message() + "; " + commandFix(v)}, nil
+	}
+	if wrapped {
+		return &claudeDecision{PermissionDecision: "allow", PermissionDecisionReason: "fence: runs under fence already"}, nil
+	}
+	updated := maps(ev.ToolInput)
+	updated["command"], _ = json.Marshal(o.wrap(self, command))
+	return &claudeDecision{PermissionDecision: "allow", PermissionDecisionReason: "fence: runs under fence", UpdatedInput: updated}, nil
+}
+
+// maps is a copy of the tool input.
+func maps(in map[string]json.RawMessage) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
+}
+
+// commandFix says how to change what refused a command.
+func commandFix(v sandbox.Verdict) string {
+	switch {
+	case v.Rule != nil && v.Rule.Builtin:
+		return "fence's default denies (command.useDefaults) refuse it; a command.allow rule in the policy (see fence config show) or command.useDefaults: false lifts it"
+	case v.Rule != nil:
+		return "to run it, remove or narrow that command.deny rule, or add a more specific command.allow rule, in the policy (see fence config show)"
+	case v.Reason != "":
+		return "the ssh rules of the policy decide this (see fence config show)"
+	}
+	return "write the command so that what it runs is literal, or set command.dynamic in the policy"
+}
+
+// wrap is the command line that runs command under fence with the
+// hook's policy flags.
+func (o *hookOptions) wrap(self, command string) string {
+	return o.wrapPrefix(self) + singleQuote(command)
+}
+
+func (o *hookOptions) wrapPrefix(self string) string {
+	words := append([]string{self}, o.wrapArgs()...)
+	for i, w := range words {
+		words[i] = shellQuote(w)
+	}
+	return strings.Join(words, " ") + " -c "
+}
+
+// unwrap returns the command inside a command line wrap made, and
+// whether it is one, exactly.
+func (o *hookOptions) unwrap(self, command string) (string, bool) {
+	rest, ok := strings.CutPrefix(command, o.wrapPrefix(self))
+	if !ok || len(rest) < 2 || rest[0] != '\'' || rest[len(rest)-1] != '\'' {
+		return "", false
+	}
+	inner := strings.ReplaceAll(rest[1:len(rest)-1], `'\''`, "'")
+	return inner, singleQuote(inner) == rest
+}
+
+// singleQuote quotes s in single quotes, always.
+func singleQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// foreignFenceFlag is the first policy flag of a command line whose
+// first command is fence, or "". A fence the hook cannot see as such
+// still runs inside the hook's own fence, which it cannot widen.
+func foreignFenceFlag(self, command string) string {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if err != nil {
+		return ""
+	}
+	var call *syntax.CallExpr
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if c, ok := n.(*syntax.CallExpr); ok && call == nil && len(c.Args) > 0 {
+			call = c
+		}
+		return call == nil
+	})
+	if call == nil {
+		return ""
+	}
+	name := call.Args[0].Lit()
+	if name != self && filepath.Base(name) != "fence" {
+		return ""
+	}
+	for _, w := range call.Args[1:] {
+		a := w.Lit()
+		if a == "--" || a == "-c" {
+			break
+		}
+		flag, _, _ := strings.Cut(a, "=")
+		if slices.Contains(hookPolicyFlags, flag) || len(flag) > 2 && flag[0] == '-' && flag[1] != '-' && strings.ContainsAny(flag[1:], "st") {
+			return a
+		}
+	}
+	return ""
+}

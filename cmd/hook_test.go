@@ -1,0 +1,135 @@
+package cmd
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// hookPolicy is the policy of the hook tests' workspace.
+const hookPolicy = `{
+  "command": {"deny": ["git push"]},
+  "filesystem": {"denyRead": ["secret/**"], "allowWrite": ["."]},
+  "network": {"allowedDomains": ["*.example.com"]}
+}
+`
+
+// hookWorkspace makes the workspace the hook tests' events name: a
+// policy, a secret, a link to it and a source file.
+func hookWorkspace(t testing.TB) string {
+	must := func(_ testing.TB, err error) { mustTB(t, err) }
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	must(t, os.MkdirAll(dir+"/secret", 0o755))
+	must(t, os.MkdirAll(dir+"/src", 0o755))
+	must(t, os.WriteFile(dir+"/secret/key.pem", nil, 0o600))
+	must(t, os.WriteFile(dir+"/src/main.go", nil, 0o644))
+	must(t, os.Symlink("secret/key.pem", dir+"/innocent"))
+	must(t, os.WriteFile(dir+"/fence.jsonc", []byte(hookPolicy), 0o644))
+	home := dir + "/home"
+	must(t, os.MkdirAll(home, 0o755))
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	return dir
+}
+
+// runHook runs fence with args on the event and returns its stdout and
+// stderr and exit status.
+func runHook(t testing.TB, args []string, event []byte) (string, string, int) {
+	var stdout, stderr bytes.Buffer
+	root := newRootCmd(&stdout, &stderr, nil)
+	root.SetIn(bytes.NewReader(event))
+	root.SetArgs(hookAlias(args))
+	code := report(root.Execute(), &stderr)
+	return stdout.String(), stderr.String(), code
+}
+
+// TestHookClaude answers each event in testdata/hooks/claude (NAME.json,
+// with $WORK the workspace and $FENCE the running fence) and compares
+// the answer with NAME.out, rewritten under -update. Every answer comes
+// with exit status 0 and nothing on stderr.
+func TestHookClaude(t *testing.T) {
+	work := hookWorkspace(t)
+	events, err := filepath.Glob(filepath.Join(testdata, "hooks/claude/*.json"))
+	must(t, err)
+	if len(events) == 0 {
+		t.Fatal("no events in testdata/hooks/claude")
+	}
+	fill := strings.NewReplacer("$WORK", work, "$FENCE", selfPath())
+	unfill := strings.NewReplacer(work, "$WORK", selfPath(), "$FENCE")
+	for _, ev := range events {
+		name := strings.TrimSuffix(filepath.Base(ev), ".json")
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(ev)
+			must(t, err)
+			out, errOut, code := runHook(t, []string{"hook", "claude", "-s", work + "/fence.jsonc"}, []byte(fill.Replace(string(raw))))
+			if code != 0 || errOut != "" {
+				t.Errorf("exit %d, stderr %q; want 0 and nothing", code, errOut)
+			}
+			golden(t, "hooks/claude/"+name+".out", []byte(unfill.Replace(out)))
+		})
+	}
+}
+
+// TestHookClaudeEntryPoints: upstream's entry points answer as fence
+// hook claude does.
+func TestHookClaudeEntryPoints(t *testing.T) {
+	work := hookWorkspace(t)
+	event := []byte(`{"cwd":"` + work + `","tool_name":"Bash","tool_input":{"command":"git push"}}`)
+	want, _, _ := runHook(t, []string{"hook", "claude", "-s", work + "/fence.jsonc"}, event)
+	if !strings.Contains(want, `"permissionDecision":"deny"`) {
+		t.Fatalf("fence hook claude answered %q, want a denial", want)
+	}
+	for _, args := range [][]string{
+		{"--claude-pre-tool-use", "-s", work + "/fence.jsonc"},
+		{"-s", work + "/fence.jsonc", "--claude-pre-tool-use"},
+		{"hook", "--claude-pre-tool-use", "-s", work + "/fence.jsonc"},
+	} {
+		if got, errOut, code := runHook(t, args, event); got != want || code != 0 {
+			t.Errorf("fence %q: exit %d, answer %q, stderr %q; want %q", args, code, got, errOut, want)
+		}
+	}
+}
+
+// TestHookAlias: only fence's own flags are rewritten, never a
+// command's.
+func TestHookAlias(t *testing.T) {
+	for _, tt := range []struct{ args, want []string }{
+		{[]string{"--claude-pre-tool-use"}, []string{"hook", "claude"}},
+		{[]string{"-t", "code", "--claude-pre-tool-use"}, []string{"hook", "claude", "-t", "code"}},
+		{[]string{"--", "prog", "--claude-pre-tool-use"}, []string{"--", "prog", "--claude-pre-tool-use"}},
+		{[]string{"-c", "--claude-pre-tool-use"}, []string{"-c", "--claude-pre-tool-use"}},
+		{[]string{"check", "command", "--claude-pre-tool-use"}, []string{"check", "command", "--claude-pre-tool-use"}},
+	} {
+		if got := hookAlias(tt.args); strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("hookAlias(%q) = %q, want %q", tt.args, got, tt.want)
+		}
+	}
+}
+
+// TestHookWrapRoundTrip: every command wrap makes is seen as wrapped,
+// with the command it wrapped, and a change to it is not.
+func TestHookWrapRoundTrip(t *testing.T) {
+	o := &hookOptions{policy: &policyFlags{settings: "/p/fence.jsonc", template: "code"}}
+	for _, c := range []string{"ls", "echo 'it''s' \"$HOME\"", "a'\\''b", "'", "", "x\ny"} {
+		w := o.wrap("/bin/fence", c)
+		if got, ok := o.unwrap("/bin/fence", w); !ok || got != c {
+			t.Errorf("unwrap(wrap(%q)) = %q, %v", c, got, ok)
+		}
+		for _, changed := range []string{w + " ; rm -rf x", w + "'", "/bin/fence -t code -c " + singleQuote(c)} {
+			if _, ok := o.unwrap("/bin/fence", changed); ok {
+				t.Errorf("unwrap(%q) took it for a wrapped command", changed)
+			}
+		}
+	}
+}
+
+// mustTB stops the test or benchmark on an error.
+func mustTB(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -85,9 +86,15 @@ func (o *hookOptions) claudeDecide(raw []byte, rerr error) (*claudeDecision, err
 	if rerr != nil {
 		return nil, rerr
 	}
-	var ev claudeEvent
-	if err := json.Unmarshal(raw, &ev); err != nil {
-		return nil, fmt.Errorf("the hook event is not valid JSON (%v), so the call is refused", err)
+	ev, err := parseClaudeEvent(raw)
+	if err != nil {
+		var name struct {
+			ToolName string `json:"tool_name"`
+		}
+		if json.Unmarshal(raw, &name) == nil && !claudeJudged(name.ToolName) {
+			return nil, nil // a tool fence does not judge, whatever its input
+		}
+		return nil, err
 	}
 	if ev.HookEventName != "" && ev.HookEventName != "PreToolUse" || !claudeJudged(ev.ToolName) {
 		return nil, nil
@@ -109,6 +116,23 @@ func (o *hookOptions) claudeDecide(raw []byte, rerr error) (*claudeDecision, err
 		return claudeFetch(pol, ev)
 	}
 	return claudeFile(pol, ev)
+}
+
+// parseClaudeEvent decodes an event, saying what is wrong with one it
+// cannot read.
+func parseClaudeEvent(raw []byte) (claudeEvent, error) {
+	var ev claudeEvent
+	err := json.Unmarshal(raw, &ev)
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return ev, nil
+	case errors.As(err, &te) && te.Field != "":
+		return ev, fmt.Errorf("the hook event's %s is a JSON %s, not what Claude Code sends, so the call is refused", te.Field, te.Value)
+	case errors.As(err, &te):
+		return ev, fmt.Errorf("the hook event is a JSON %s, not an object, so the call is refused", te.Value)
+	}
+	return ev, fmt.Errorf("the hook event is not valid JSON (%v), so the call is refused", err)
 }
 
 // inputString is the string field of the tool's input; missing or not a

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,5 +132,47 @@ func mustTB(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHookClaudeAgreesWithCheck: for every file tool and path, the hook
+// denies exactly what `fence check` denies, naming the same decision.
+func TestHookClaudeAgreesWithCheck(t *testing.T) {
+	work := hookWorkspace(t)
+	settings := work + "/fence.jsonc"
+	paths := []string{"src/main.go", "innocent", "secret", "SECRET/Key.pem", "fence.jsonc", ".bashrc", "missing/a/b", "/etc/hosts", "../x", "src/../secret/key.pem"}
+	t.Chdir(work)
+	for tool, ft := range claudeFileTools {
+		for _, p := range paths {
+			var checkOut, checkErr bytes.Buffer
+			code := Main([]string{"-s", settings, "check", ft.access, p}, &checkOut, &checkErr)
+			event := fmt.Sprintf(`{"cwd":%q,"hook_event_name":"PreToolUse","tool_name":%q,"tool_input":{%q:%q}}`, work, tool, ft.field, p)
+			out, _, _ := runHook(t, []string{"hook", "claude", "-s", settings}, []byte(event))
+			line := strings.TrimSpace(checkOut.String())
+			switch {
+			case code == 0 && out != "":
+				t.Errorf("%s %s: check allows (%s), the hook answers %s", tool, p, line, out)
+			case code == 1 && !strings.Contains(out, `"deny"`):
+				t.Errorf("%s %s: check denies (%s), the hook answers %q", tool, p, line, out)
+			case code == 1 && !strings.Contains(out, strings.ReplaceAll(line, `"`, `\"`)):
+				t.Errorf("%s %s: the hook's reason %s does not hold check's %s", tool, p, out, line)
+			case code != 0 && code != 1:
+				t.Errorf("%s %s: check exit %d: %s", tool, p, code, checkErr.String())
+			}
+		}
+	}
+}
+
+// TestHookClaudeUntrusted: a discovered config the trust record does not
+// vouch for denies every call fence judges, saying how to trust it, and
+// leaves other tools alone.
+func TestHookClaudeUntrusted(t *testing.T) {
+	work := hookWorkspace(t)
+	for tool, want := range map[string]string{"Bash": "fence config trust", "Read": "fence config trust", "Task": ""} {
+		event := fmt.Sprintf(`{"cwd":%q,"hook_event_name":"PreToolUse","tool_name":%q,"tool_input":{"command":"ls","file_path":"src/main.go"}}`, work, tool)
+		out, _, code := runHook(t, []string{"hook", "claude"}, []byte(event))
+		if code != 0 || want == "" && out != "" || want != "" && !(strings.Contains(out, `"deny"`) && strings.Contains(out, want)) {
+			t.Errorf("%s: exit %d, answer %q; want a denial saying %q", tool, code, out, want)
+		}
 	}
 }

@@ -54,7 +54,7 @@ func runArgs(args []string, stdout, stderr io.Writer, pre *linux.Prestarted) int
 
 // subcommands are the names of fence's subcommands, cobra's help and
 // completion included (a test keeps the list whole).
-var subcommands = []string{"check", "completion", "config", "doctor", "help", "hook", "plan", "ssh-proxy", "templates"}
+var subcommands = []string{"check", "completion", "config", "doctor", "help", "hook", "hooks", "plan", "ssh-proxy", "templates"}
 
 // runsCommand guesses, before the command line is parsed, whether args
 // run a command: flags and their values, then `--` or -c, and no
@@ -145,6 +145,7 @@ func newRootCmd(stdout, stderr io.Writer, pre *linux.Prestarted) *cobra.Command 
 	f.IntSliceVar(&o.keepFDs, "keep-fd", nil, "pass descriptor `N` on to the command at the same number (repeatable); fence closes every other one but 0-2")
 	f.StringVar(&o.audit, "audit", "", "append one JSON line per denial to `FILE` (as audit.file in the policy does), rotated daily")
 	root.AddCommand(newConfigCmd(o.policy, stdout, stderr), newTemplatesCmd(stdout), newPlanCmd(o.policy, stdout), newDoctorCmd(stdout), newSSHProxyCmd(os.Stdin, stdout), newCheckCmd(o.policy, os.Stdin, stdout))
+	root.AddCommand(newHooksCmd(o.policy, stdout, stderr))
 	root.AddCommand(newHookCmd(o.policy, stdout, stderr))
 	return root
 }

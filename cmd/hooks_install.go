@@ -1,0 +1,219 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+
+	"github.com/spf13/cobra"
+)
+
+// claudeMatcher is the PreToolUse matcher of fence's Claude Code hook: the
+// tools fence judges. Claude Code reads a matcher as a regular expression
+// over the tool's name.
+const claudeMatcher = "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS|WebFetch"
+
+// testOnlyFenceExe, when set by a test, is the fence binary the hook
+// entry names instead of the running one.
+var testOnlyFenceExe string
+
+type hooksOptions struct {
+	policy *policyFlags
+	action string // print, install or uninstall
+	claude bool
+	file   string
+}
+
+func newHooksCmd(pf *policyFlags, stdout, stderr io.Writer) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "hooks",
+		Short: "Put fence in front of a coding agent's tool calls through the agent's hooks",
+	}
+	shorts := map[string]string{
+		"print":     "Show, as a diff, what install would change in the agent's settings, writing nothing",
+		"install":   "Add fence's hook to the agent's settings (a second install changes nothing)",
+		"uninstall": "Remove fence's hooks, and only those, from the agent's settings",
+	}
+	for _, action := range []string{"print", "install", "uninstall"} {
+		o := &hooksOptions{policy: pf, action: action}
+		sub := &cobra.Command{
+			Use:   action + " --claude [--file PATH]",
+			Short: shorts[action],
+			Args:  cobra.NoArgs,
+			RunE:  func(*cobra.Command, []string) error { return o.run(stdout, stderr) },
+		}
+		sub.Flags().BoolVar(&o.claude, "claude", false, "Claude Code: a PreToolUse hook in ~/.claude/settings.json")
+		sub.Flags().StringVar(&o.file, "file", "", "edit this settings file (such as a project's .claude/settings.json) instead of the user's")
+		c.AddCommand(sub)
+	}
+	return c
+}
+
+func (o *hooksOptions) run(stdout, stderr io.Writer) error {
+	if !o.claude {
+		return errors.New("say which agent's hooks: --claude")
+	}
+	path, err := o.settingsPath(stderr)
+	if err != nil {
+		return err
+	}
+	e, err := readForEdit(path)
+	if err != nil {
+		return err
+	}
+	if e.old == nil {
+		e.mode = 0o600
+	}
+	self, err := fenceExe()
+	if err != nil {
+		return err
+	}
+	if o.action == "uninstall" {
+		return o.uninstall(e, self, stderr)
+	}
+	command, err := o.hookCommand(self)
+	if err != nil {
+		return err
+	}
+	if e.new, err = installClaudeHook(path, e.old, command, self); err != nil {
+		return err
+	}
+	if o.action == "print" {
+		return printChange(stdout, stderr, e)
+	}
+	return o.install(e, stderr)
+}
+
+func (o *hooksOptions) install(e *configEdit, stderr io.Writer) error {
+	if e.old != nil && string(e.new) == string(e.old) {
+		fmt.Fprintf(stderr, "fence: %s already holds fence's hook: nothing changed\n", e.path)
+		return nil
+	}
+	if e.old == nil {
+		mode := os.FileMode(0o755)
+		if o.file == "" {
+			mode = 0o700
+		}
+		if err := os.MkdirAll(filepath.Dir(e.path), mode); err != nil {
+			return fmt.Errorf("make the settings directory: %w", err)
+		}
+	}
+	if err := e.commit(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "fence: added fence's PreToolUse hook for %s to %s\n", claudeMatcher, e.path)
+	reportBackup(e, stderr)
+	return nil
+}
+
+func (o *hooksOptions) uninstall(e *configEdit, self string, stderr io.Writer) error {
+	if e.old == nil {
+		fmt.Fprintf(stderr, "fence: %s does not exist: nothing to remove\n", e.path)
+		return nil
+	}
+	out, removed, err := uninstallClaudeHook(e.path, e.old, self)
+	if err != nil {
+		return err
+	}
+	if removed == 0 {
+		fmt.Fprintf(stderr, "fence: %s holds no hook of fence's: nothing changed\n", e.path)
+		return nil
+	}
+	e.new = out
+	if err := e.commit(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "fence: removed %d hook(s) of fence's from %s\n", removed, e.path)
+	reportBackup(e, stderr)
+	return nil
+}
+
+func reportBackup(e *configEdit, stderr io.Writer) {
+	if e.backup != "" {
+		fmt.Fprintf(stderr, "fence: the previous version is kept as %s\n", filepath.Base(e.backup))
+	}
+}
+
+// settingsPath is the file to edit: --file, else the user's Claude Code
+// settings. A link there is refused (an edit would write where it leads,
+// which may be anywhere); links among the directories on the way are
+// resolved, and said.
+func (o *hooksOptions) settingsPath(stderr io.Writer) (string, error) {
+	path := o.file
+	if path == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("find home directory: %w", err)
+		}
+		path = filepath.Join(home, ".claude", "settings.json")
+	}
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil && dir != filepath.Dir(path) {
+		real := filepath.Join(dir, filepath.Base(path))
+		fmt.Fprintf(stderr, "fence: %s is %s (a directory on the way is a link)\n", path, real)
+		path = real
+	}
+	fi, err := os.Lstat(path)
+	if err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		target, _ := os.Readlink(path)
+		return "", fmt.Errorf("refusing to edit %s: it is a link to %q; if that is the settings file you mean, name it with --file", path, target)
+	}
+	return path, nil
+}
+
+// hookCommand is the command the hook entry runs: this fence binary,
+// by absolute path, with the policy flags given to install. Other rule
+// flags are refused rather than dropped: the hook would judge by less
+// than the user asked for.
+func (o *hooksOptions) hookCommand(exe string) (string, error) {
+	if !reflect.ValueOf(o.policy.rules).IsZero() {
+		return "", errors.New("fence hooks takes -s/--settings or -t/--template to choose the hook's policy; put other rules in that config file")
+	}
+	if o.policy.settings != "" && o.policy.template != "" {
+		return "", errors.New("give --settings or --template, not both")
+	}
+	command := shellQuote(exe) + " hook claude"
+	if s := o.policy.settings; s != "" {
+		abs, err := filepath.Abs(s)
+		if err != nil {
+			return "", err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return "", fmt.Errorf("the hook's policy file: %w", err)
+		}
+		command += " --settings " + shellQuote(abs)
+	}
+	if t := o.policy.template; t != "" {
+		command += " --template " + shellQuote(t)
+	}
+	return command, nil
+}
+
+// fenceExe is the absolute path of the running fence binary.
+func fenceExe() (string, error) {
+	if testOnlyFenceExe != "" {
+		return testOnlyFenceExe, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find the fence binary: %w", err)
+	}
+	return exe, nil
+}
+
+// printChange shows what install would write: a unified diff of the
+// file, or that nothing would change.
+func printChange(stdout, stderr io.Writer, e *configEdit) error {
+	if e.old != nil && string(e.new) == string(e.old) {
+		fmt.Fprintf(stderr, "fence: %s already holds fence's hook: install would change nothing\n", e.path)
+		return nil
+	}
+	_, err := io.WriteString(stdout, unifiedDiff(e.path, e.old, e.new))
+	return err
+}

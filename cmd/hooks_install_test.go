@@ -1,0 +1,226 @@
+package cmd
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// hookCase is one settings file that fence hooks install and uninstall
+// edit, under testdata/hooks/install/<name>: before.json (none: no file),
+// and the golden print.diff, after-install.json and after-uninstall.json,
+// or error.golden when fence refuses the file.
+type hookCase struct {
+	name string
+	link bool // the settings path is a link to the file
+}
+
+var hookCases = []hookCase{
+	{name: "nofile"},
+	{name: "empty"},
+	{name: "blank"},
+	{name: "commented"},
+	{name: "installed"},
+	{name: "upstream"},
+	{name: "parseerror"},
+	{name: "symlink", link: true},
+}
+
+// TestHooksInstallClaude installs, installs again, and uninstalls fence's
+// Claude Code hook in each case's file, comparing the diff print shows
+// and each result with the golden files. A second install must leave the
+// same bytes and no new backup; a refused file must be left as it was.
+func TestHooksInstallClaude(t *testing.T) {
+	for _, c := range hookCases {
+		t.Run(c.name, func(t *testing.T) {
+			testOnlyFenceExe = "/usr/local/bin/fence"
+			t.Cleanup(func() { testOnlyFenceExe = "" })
+			dir, err := filepath.Abs(filepath.Join("testdata", "hooks", "install", c.name))
+			must(t, err)
+			home, settings, target := hookHome(t, c, dir)
+			code, out, errOut := fenceOut(t, "hooks", "print", "--claude")
+			if code != 0 {
+				compareGolden(t, filepath.Join(dir, "error.golden"), []byte(strings.ReplaceAll(errOut, home, "$HOME")))
+				compareFiles(t, filepath.Join(dir, "before.json"), target)
+				if code, _, _ := fenceOut(t, "hooks", "install", "--claude"); code == 0 {
+					t.Fatal("install succeeded where print failed")
+				}
+				compareFiles(t, filepath.Join(dir, "before.json"), target)
+				return
+			}
+			compareGolden(t, filepath.Join(dir, "print.diff"), []byte(strings.ReplaceAll(out, home, "$HOME")))
+			if _, err := os.Stat(settings); c.name == "nofile" && err == nil {
+				t.Fatal("print wrote the file")
+			}
+			hookRun(t, "install")
+			compareGolden(t, filepath.Join(dir, "after-install.json"), readOrNil(t, settings))
+			checkMode(t, c, settings)
+			baks := backupCount(t, settings)
+			if before := readOrNil(t, target); c.name == "installed" && baks != 0 {
+				t.Errorf("install of a file holding the hook already made a backup; file now:\n%s", before)
+			}
+			hookRun(t, "install")
+			compareGolden(t, filepath.Join(dir, "after-install.json"), readOrNil(t, settings))
+			if n := backupCount(t, settings); n != baks {
+				t.Errorf("second install made a backup: %d, was %d", n, baks)
+			}
+			hookRun(t, "uninstall")
+			compareGolden(t, filepath.Join(dir, "after-uninstall.json"), readOrNil(t, settings))
+		})
+	}
+}
+
+// hookHome makes HOME with the case's settings file in ~/.claude (or a
+// link there to it); it returns HOME, the settings path and the file the
+// content is in.
+func hookHome(t *testing.T, c hookCase, dir string) (home, settings, target string) {
+	home = workIn(t, "home")
+	home = filepath.Join(home, "home")
+	settings = filepath.Join(home, ".claude", "settings.json")
+	before, err := os.ReadFile(filepath.Join(dir, "before.json"))
+	if os.IsNotExist(err) {
+		return home, settings, settings
+	}
+	must(t, err)
+	must(t, os.MkdirAll(filepath.Dir(settings), 0o700))
+	target = settings
+	if c.link {
+		target = filepath.Join(home, "dotfiles", "settings.json")
+		must(t, os.MkdirAll(filepath.Dir(target), 0o755))
+		must(t, os.Symlink("../dotfiles/settings.json", settings))
+	}
+	must(t, os.WriteFile(target, before, 0o640))
+	return home, settings, target
+}
+
+func hookRun(t *testing.T, action string) {
+	t.Helper()
+	if code, _, stderr := fenceOut(t, "hooks", action, "--claude"); code != 0 {
+		t.Fatalf("%s: exit %d\n%s", action, code, stderr)
+	}
+}
+
+// checkMode wants a file install made to be 0600 in a 0700 directory,
+// and an edited one to keep its mode.
+func checkMode(t *testing.T, c hookCase, settings string) {
+	t.Helper()
+	fi, err := os.Stat(settings)
+	must(t, err)
+	want := os.FileMode(0o640)
+	if c.name == "nofile" {
+		want = 0o600
+		di, err := os.Stat(filepath.Dir(settings))
+		must(t, err)
+		if di.Mode().Perm() != 0o700 {
+			t.Errorf("made %s with mode %v, want 0700", filepath.Dir(settings), di.Mode().Perm())
+		}
+	}
+	if fi.Mode().Perm() != want {
+		t.Errorf("%s has mode %v, want %v", settings, fi.Mode().Perm(), want)
+	}
+}
+
+func backupCount(t *testing.T, path string) int {
+	t.Helper()
+	b, err := backups(path)
+	must(t, err)
+	return len(b)
+}
+
+func fenceOut(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := Main(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func readOrNil(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	must(t, err)
+	return b
+}
+
+// compareFiles wants path to hold what want holds.
+func compareFiles(t *testing.T, want, path string) {
+	t.Helper()
+	w, err := os.ReadFile(want)
+	must(t, err)
+	if got := readOrNil(t, path); !bytes.Equal(got, w) {
+		t.Errorf("%s changed:\n%s\nwant\n%s", path, got, w)
+	}
+}
+
+// compareGolden compares got with the golden file, or rewrites it with
+// -update.
+func compareGolden(t *testing.T, golden string, got []byte) {
+	t.Helper()
+	if *update {
+		must(t, os.WriteFile(golden, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(golden)
+	must(t, err)
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs:\ngot:\n%s\nwant:\n%s", golden, got, want)
+	}
+}
+
+// TestIsFenceHook recognises fence's entries, ours and upstream's, by the
+// command's words, not by a substring.
+func TestIsFenceHook(t *testing.T) {
+	const self = "/home/u/bin/fence-dev"
+	for _, c := range []struct {
+		command string
+		want    bool
+	}{
+		{"/usr/local/bin/fence hook claude", true},
+		{"'/opt/my tools/fence' hook claude --settings /etc/fence.jsonc", true},
+		{"fence -s /etc/fence.jsonc hook claude", true},
+		{"fence --claude-pre-tool-use", true},
+		{"/nix/store/x/bin/fence --claude-pre-tool-use --settings p.json", true},
+		{"/home/u/bin/fence-dev hook claude", true},
+		{"fence hook codex", false},
+		{"fence -c 'x hook claude'", false},
+		{"fence -- tool hook claude", false},
+		{"echo fence hook claude", false},
+		{"fence hook claude > /tmp/log", false},
+		{"fence hook claude; rm -rf ~", false},
+		{"$FENCE hook claude", false},
+		{"fencer hook claude", false},
+		{"fence", false},
+		{"fence hook 'claude", false},
+	} {
+		if got := isFenceHook(c.command, self); got != c.want {
+			t.Errorf("isFenceHook(%q) = %v, want %v", c.command, got, c.want)
+		}
+	}
+}
+
+// TestHooksSettingsRefused: settings fence cannot edit faithfully are
+// refused naming file:line:col, whichever way fence was to edit them.
+func TestHooksSettingsRefused(t *testing.T) {
+	for _, c := range []struct {
+		src, want string
+	}{
+		{`[]`, "s.json:1:1: want an object at the top level"},
+		{`{"hooks": []}`, "s.json:1:11: hooks: want an object"},
+		{"{\n \"hooks\": {\"PreToolUse\": {}}}", "s.json:2:26: hooks.PreToolUse: want an array"},
+		{`{"hooks": {}, "hooks": {}}`, `s.json:1:15: "hooks" appears twice`},
+		{`{"hooks": {"PreToolUse": [], "PreToolUse": []}}`, `s.json:1:30: "PreToolUse" appears twice`},
+		{`{"hooks": `, "s.json:1:11: invalid JSONC: parsing value: unexpected EOF"},
+	} {
+		_, ierr := installClaudeHook("s.json", []byte(c.src), "fence hook claude", "fence")
+		_, _, uerr := uninstallClaudeHook("s.json", []byte(c.src), "fence")
+		for _, err := range []error{ierr, uerr} {
+			if err == nil || err.Error() != c.want {
+				t.Errorf("edit %s: error %v, want %s", c.src, err, c.want)
+			}
+		}
+	}
+}

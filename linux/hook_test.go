@@ -109,3 +109,40 @@ func TestHookClaudeFakeAgent(t *testing.T) {
 		})
 	}
 }
+
+// TestHookClaudeInsideFence: an agent that itself runs under fence gets
+// the same answers from the hook, and the command the hook gives back
+// runs as a fence nested in the agent's (it still cannot read the denied
+// file), not unsandboxed and not refused.
+func TestHookClaudeInsideFence(t *testing.T) {
+	policy := `{"filesystem": {"allowWrite": ["."], "denyRead": ["secret.txt"]}, "command": {"deny": ["git push"]}}`
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, policy)
+			fence := filepath.Join(bin, "fence")
+			event := func(command string) string {
+				b, err := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "cwd": w.ws, "tool_name": "Bash", "tool_input": map[string]any{"command": command}})
+				must(t, err)
+				return string(b)
+			}
+			hook := fmt.Sprintf("%s -s %s hook claude", fence, w.settings)
+			denied := w.fence(t, event("git push"), nil, "-c", hook)
+			if denied.code != 0 || !strings.Contains(denied.stdout, `"permissionDecision":"deny"`) {
+				t.Fatalf("git push inside fence: exit %d, %q, %s", denied.code, denied.stdout, denied.stderr)
+			}
+			r := w.fence(t, event("cat secret.txt; cat README"), nil, "-c", hook)
+			var ans hookAnswer
+			if err := json.Unmarshal([]byte(r.stdout), &ans); err != nil || r.code != 0 {
+				t.Fatalf("the hook inside fence: exit %d, %q, %s", r.code, r.stdout, r.stderr)
+			}
+			command, _ := ans.HookSpecificOutput.UpdatedInput["command"].(string)
+			if !strings.HasPrefix(command, fence+" ") {
+				t.Fatalf("the hook inside fence rewrote the call to %q", command)
+			}
+			run := w.fence(t, "", nil, "-c", command)
+			if strings.Contains(run.stdout, "TOPSECRET") || !strings.Contains(run.stdout, "readme") || !strings.Contains(run.stderr, "inside a fence sandbox") {
+				t.Errorf("the rewritten command inside fence: exit %d, stdout %q, stderr %q", run.code, run.stdout, run.stderr)
+			}
+		})
+	}
+}

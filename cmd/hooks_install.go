@@ -64,6 +64,9 @@ func (o *hooksOptions) run(stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := refuseLink(path); err != nil {
+		return err // made a link while fence read it
+	}
 	if e.old == nil {
 		e.mode = 0o600
 	}
@@ -80,6 +83,9 @@ func (o *hooksOptions) run(stdout, stderr io.Writer) error {
 	}
 	if e.new, err = installClaudeHook(path, e.old, command, self); err != nil {
 		return err
+	}
+	if hooksDisabled(e.new) {
+		fmt.Fprintf(stderr, "fence: warning: %s sets disableAllHooks, so Claude Code runs no hook, fence's included\n", path)
 	}
 	if o.action == "print" {
 		return printChange(stdout, stderr, e)
@@ -159,12 +165,17 @@ func (o *hooksOptions) settingsPath(stderr io.Writer) (string, error) {
 		fmt.Fprintf(stderr, "fence: %s is %s (a directory on the way is a link)\n", path, real)
 		path = real
 	}
+	return path, refuseLink(path)
+}
+
+// refuseLink refuses a settings path that is a link.
+func refuseLink(path string) error {
 	fi, err := os.Lstat(path)
 	if err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		target, _ := os.Readlink(path)
-		return "", fmt.Errorf("refusing to edit %s: it is a link to %q; if that is the settings file you mean, name it with --file", path, target)
+		return fmt.Errorf("refusing to edit %s: it is a link to %q; if that is the settings file you mean, name it with --file", path, target)
 	}
-	return path, nil
+	return nil
 }
 
 // hookCommand is the command the hook entry runs: this fence binary,

@@ -224,3 +224,92 @@ func TestHooksSettingsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestHooksInstallFlags: --file edits a project's settings (making
+// .claude), the policy flags given to install reach the hook's command
+// (a settings file made absolute), and rule flags the hook could not
+// carry are refused with nothing written.
+func TestHooksInstallFlags(t *testing.T) {
+	testOnlyFenceExe = "/opt/fence tools/fence"
+	t.Cleanup(func() { testOnlyFenceExe = "" })
+	dir := workIn(t, "home")
+	must(t, os.WriteFile("fence.jsonc", []byte("{}\n"), 0o644))
+	project := filepath.Join(".claude", "settings.json")
+	if code, _, stderr := fenceOut(t, "hooks", "install", "--claude", "--file", project, "-s", "fence.jsonc"); code != 0 {
+		t.Fatalf("install: exit %d\n%s", code, stderr)
+	}
+	got := string(readOrNil(t, project))
+	want := `"command": "'/opt/fence tools/fence' hook claude --settings ` + filepath.Join(dir, "fence.jsonc") + `"`
+	if !strings.Contains(got, want) {
+		t.Errorf("project settings:\n%s\nwant a hook with %s", got, want)
+	}
+	if di, err := os.Stat(".claude"); err != nil || di.Mode().Perm() != 0o755 {
+		t.Errorf("made .claude: %v, %v; want mode 0755", di, err)
+	}
+	if code, _, _ := fenceOut(t, "hooks", "install", "--claude", "--file", project, "-t", "code"); code != 0 {
+		t.Fatal("install -t code failed")
+	}
+	if got := string(readOrNil(t, project)); !strings.Contains(got, `hook claude --template code"`) || strings.Count(got, "hook claude") != 1 {
+		t.Errorf("after install -t code, want one hook, with --template code:\n%s", got)
+	}
+	before := readOrNil(t, project)
+	for _, args := range [][]string{
+		{"--allow-read", "/"},
+		{"--no-network"},
+		{"-s", "missing.jsonc"},
+		{"-s", "fence.jsonc", "-t", "code"},
+		{}, // no agent
+	} {
+		full := append([]string{"hooks", "install", "--file", project}, args...)
+		if len(args) > 0 {
+			full = append(full, "--claude")
+		}
+		if code, _, stderr := fenceOut(t, full...); code == 0 {
+			t.Errorf("fence %q succeeded:\n%s", full, stderr)
+		}
+		if got := readOrNil(t, project); !bytes.Equal(got, before) {
+			t.Errorf("fence %q wrote the file:\n%s", full, got)
+		}
+	}
+}
+
+// TestHooksLinkedDirectory: a link among the directories on the way to
+// the settings file is followed and said; the file is edited where it
+// lies, and the link is left a link.
+func TestHooksLinkedDirectory(t *testing.T) {
+	testOnlyFenceExe = "/usr/local/bin/fence"
+	t.Cleanup(func() { testOnlyFenceExe = "" })
+	dir := workIn(t, "home")
+	must(t, os.MkdirAll(filepath.Join(dir, "dotfiles", "claude"), 0o700))
+	must(t, os.MkdirAll(filepath.Join(dir, "home"), 0o700))
+	must(t, os.Symlink("../dotfiles/claude", filepath.Join(dir, "home", ".claude")))
+	code, _, stderr := fenceOut(t, "hooks", "install", "--claude")
+	if code != 0 {
+		t.Fatalf("install: exit %d\n%s", code, stderr)
+	}
+	real := filepath.Join(dir, "dotfiles", "claude", "settings.json")
+	if !strings.Contains(stderr, "is "+real+" (a directory on the way is a link)") {
+		t.Errorf("install did not say where it wrote:\n%s", stderr)
+	}
+	if !strings.Contains(string(readOrNil(t, real)), "/usr/local/bin/fence hook claude") {
+		t.Errorf("%s lacks the hook", real)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "home", ".claude")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("~/.claude is no longer a link: %v %v", fi, err)
+	}
+}
+
+// TestHooksDisabled: a file that turns every hook off is named, since
+// fence's hook would not run.
+func TestHooksDisabled(t *testing.T) {
+	for src, want := range map[string]bool{
+		`{"disableAllHooks": true}`:  true,
+		`{"disableAllHooks": false}`: false,
+		`{"disableAllHooks": 1}`:     true,
+		`{"model": "opus"}`:          false,
+	} {
+		if got := hooksDisabled([]byte(src)); got != want {
+			t.Errorf("hooksDisabled(%s) = %v, want %v", src, got, want)
+		}
+	}
+}

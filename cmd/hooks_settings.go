@@ -336,3 +336,18 @@ func literalWord(w *syntax.Word) (string, bool) {
 	}
 	return b.String(), true
 }
+
+// hooksDisabled reports whether src sets Claude Code's disableAllHooks,
+// under which no hook, fence's included, runs.
+func hooksDisabled(src []byte) bool {
+	d, err := parseSettings("", src)
+	if err != nil {
+		return false
+	}
+	i, err := d.field(d.top, "disableAllHooks")
+	if err != nil || i < 0 {
+		return err != nil
+	}
+	lit, ok := d.top.Members[i].Value.Value.(hujson.Literal)
+	return !ok || lit.Kind() != 'f'
+}

@@ -39,6 +39,9 @@ go test ./cmd -run '^$' -bench PlanProtections -benchtime 20x
 echo "== fence check --stdin in process (decisions/s; the target is 100,000)"
 go test ./cmd -run '^$' -bench CheckStdin -benchtime 20x
 
+echo "== fence hook claude in process: one decision with the policy loaded from the event's cwd, for a Bash and a Read call (p50/p99 ms; the target is a p99 under 5 ms)"
+go test ./cmd -run '^$' -bench HookClaude -benchtime 2000x
+
 echo "== proxies: bulk through a CONNECT tunnel vs direct loopback, cost of a new connection"
 go test ./sandbox/proxy -run '^$' -bench 'Direct|ConnectTunnel|NewConnectionTunnel$|HelloReader|SNIGate' -benchtime 2s -benchmem
 
@@ -139,4 +142,21 @@ start=$(date +%s%N)
 end=$(date +%s%N)
 answers=$(wc -l <"$work/answers.jsonl")
 awk -v ns=$((end - start)) -v n="$answers" 'BEGIN { printf "%-56s %8.0f decisions/s (%d answers)\n", "fence check --stdin", n / (ns / 1e9), n }'
+
+# hook_ms NAME EVENT: the p50 and p99 wall time of $runs runs of fence
+# hook claude answering EVENT, as Claude Code runs it, once per call.
+hook_ms() {
+	local name=$1 i start end
+	printf '%s\n' "$2" >"$work/event.json"
+	for ((i = 0; i < runs; i++)); do
+		start=$(date +%s%N)
+		"$work/fence" hook claude <"$work/event.json" >/dev/null 2>&1 || true
+		end=$(date +%s%N)
+		echo $((end - start))
+	done | sort -n | awk -v n="$name" '{ a[NR] = $1 } END { printf "%-56s p50 %6.2f ms  p99 %6.2f ms\n", n, a[int((NR + 1) / 2)] / 1e6, a[int(NR * 0.99 + 0.5)] / 1e6 }'
+}
+echo "== fence hook claude, whole processes, $runs runs (the project config -> @base -> code chain, trusted)"
+"$work/fence" config trust >/dev/null
+hook_ms "fence hook claude: Bash" '{"hook_event_name":"PreToolUse","cwd":"'"$PWD"'","tool_name":"Bash","tool_input":{"command":"go test ./... && git status"}}'
+hook_ms "fence hook claude: Read" '{"hook_event_name":"PreToolUse","cwd":"'"$PWD"'","tool_name":"Read","tool_input":{"file_path":"'"$PWD"'/.env"}}'
 cd "$root"

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -212,18 +213,9 @@ func (o *hookOptions) claudeBash(pol *policy.Policy, ev claudeEvent) (*claudeDec
 	if wrapped {
 		return &claudeDecision{PermissionDecision: "allow", PermissionDecisionReason: "fence: runs under fence already"}, nil
 	}
-	updated := maps(ev.ToolInput)
+	updated := maps.Clone(ev.ToolInput)
 	updated["command"], _ = json.Marshal(o.wrap(self, command))
 	return &claudeDecision{PermissionDecision: "allow", PermissionDecisionReason: "fence: runs under fence", UpdatedInput: updated}, nil
-}
-
-// maps is a copy of the tool input.
-func maps(in map[string]json.RawMessage) map[string]json.RawMessage {
-	out := make(map[string]json.RawMessage, len(in))
-	for k, v := range in {
-		out[k] = v
-	}
-	return out
 }
 
 // commandFix says how to change what refused a command.
@@ -297,7 +289,9 @@ func foreignFenceFlag(self, command string) string {
 			break
 		}
 		flag, _, _ := strings.Cut(a, "=")
-		if slices.Contains(hookPolicyFlags, flag) || len(flag) > 2 && flag[0] == '-' && flag[1] != '-' && strings.ContainsAny(flag[1:], "st") {
+		// -s and -t also come in clusters of short flags (-ds FILE).
+		cluster := len(flag) > 2 && flag[0] == '-' && flag[1] != '-' && strings.ContainsAny(flag[1:], "st")
+		if slices.Contains(hookPolicyFlags, flag) || cluster {
 			return a
 		}
 	}

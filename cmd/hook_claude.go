@@ -261,24 +261,27 @@ func singleQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// foreignFenceFlag is the first policy flag of a command line whose
-// first command is fence, or "". A fence the hook cannot see as such
-// still runs inside the hook's own fence, which it cannot widen.
+// foreignFenceFlag is the first policy flag given to fence by a simple
+// command of the command line whose name is fence, or "". A fence the
+// hook cannot see as such still runs inside the hook's own fence, which
+// it cannot widen.
 func foreignFenceFlag(self, command string) string {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
 	if err != nil {
 		return ""
 	}
-	var call *syntax.CallExpr
+	found := ""
 	syntax.Walk(f, func(n syntax.Node) bool {
-		if c, ok := n.(*syntax.CallExpr); ok && call == nil && len(c.Args) > 0 {
-			call = c
+		if c, ok := n.(*syntax.CallExpr); ok && found == "" && len(c.Args) > 0 {
+			found = fenceCallFlag(self, c)
 		}
-		return call == nil
+		return found == ""
 	})
-	if call == nil {
-		return ""
-	}
+	return found
+}
+
+// fenceCallFlag is the first policy flag of call when it runs fence.
+func fenceCallFlag(self string, call *syntax.CallExpr) string {
 	name := call.Args[0].Lit()
 	if name != self && filepath.Base(name) != "fence" {
 		return ""

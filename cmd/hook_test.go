@@ -176,3 +176,28 @@ func TestHookClaudeUntrusted(t *testing.T) {
 		}
 	}
 }
+
+// TestForeignFenceFlag: a fence command line's own policy flags are
+// found, in every spelling, and a command that is not fence, or a fence
+// without policy flags, has none.
+func TestForeignFenceFlag(t *testing.T) {
+	for command, want := range map[string]string{
+		"fence -t code -c ls":                   "-t",
+		"/usr/bin/fence --settings=/x -- ls":    "--settings=/x",
+		"/bin/fence -ds p.jsonc -c ls":          "-ds",
+		"fence --allow-write / -- sh":           "--allow-write",
+		"fence --no-network -c 'curl x'":        "--no-network",
+		"fence -c 'fence -t code ls' ":          "",
+		"fence -m -- make -t target":            "",
+		"fence check read x":                    "",
+		"echo fence -t code":                    "",
+		"FOO=1 /opt/x/fence --mode full -c ls":  "--mode",
+		"fence -p 8080 -- server; fence -t x y": "-t",
+		"make && /self/fence --deny-read=/ x":   "--deny-read=/",
+		"((":                                    "",
+	} {
+		if got := foreignFenceFlag("/self/fence", command); got != want {
+			t.Errorf("foreignFenceFlag(%q) = %q, want %q", command, got, want)
+		}
+	}
+}

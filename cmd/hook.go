@@ -20,12 +20,13 @@ import (
 type hookOptions struct {
 	policy     *policyFlags
 	claudeFlag bool // --claude-pre-tool-use
+	cursorFlag bool // --cursor-pre-tool-use
 	stderr     io.Writer
 }
 
 // upstreamHookFlags are the root flags that settings written by upstream
 // fence call the hook with, and the agent each stands for.
-var upstreamHookFlags = map[string]string{"--claude-pre-tool-use": "claude"}
+var upstreamHookFlags = map[string]string{"--claude-pre-tool-use": "claude", "--cursor-pre-tool-use": "cursor"}
 
 // maxEvent bounds the event a hook reads: a Write carries the whole
 // file, and an event that does not fit is refused, not cut short.
@@ -34,7 +35,7 @@ const maxEvent = 64 << 20
 func newHookCmd(pf *policyFlags, stdout, stderr io.Writer) *cobra.Command {
 	o := &hookOptions{policy: pf, stderr: stderr}
 	c := &cobra.Command{
-		Use:   "hook claude",
+		Use:   "hook claude|cursor",
 		Short: "Answer an agent's tool-call hook: read its event on stdin, deny what the policy refuses, run shell calls under fence",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -46,25 +47,37 @@ func newHookCmd(pf *policyFlags, stdout, stderr io.Writer) *cobra.Command {
 			switch agent {
 			case "claude":
 				return o.claude(event, rerr, stdout)
+			case "cursor":
+				return o.cursor(event, rerr, stdout)
 			}
-			return fmt.Errorf("hook %q: no such agent; want claude", agent)
+			return fmt.Errorf("hook %q: no such agent; want claude or cursor", agent)
 		},
 	}
 	c.Flags().BoolVar(&o.claudeFlag, "claude-pre-tool-use", false, "answer a Claude Code PreToolUse event (as \"fence hook claude\")")
+	c.Flags().BoolVar(&o.cursorFlag, "cursor-pre-tool-use", false, "answer a Cursor hook event (as \"fence hook cursor\")")
 	return c
 }
 
 // agent is the agent named by the argument or the upstream flag.
 func (o *hookOptions) agent(args []string) (string, error) {
+	var flagged []string
+	if o.claudeFlag {
+		flagged = append(flagged, "claude")
+	}
+	if o.cursorFlag {
+		flagged = append(flagged, "cursor")
+	}
 	switch {
-	case len(args) == 1 && o.claudeFlag && args[0] != "claude":
-		return "", fmt.Errorf("hook %s and --claude-pre-tool-use name two agents", args[0])
+	case len(flagged) > 1:
+		return "", errors.New("--claude-pre-tool-use and --cursor-pre-tool-use name two agents")
+	case len(args) == 1 && len(flagged) == 1 && args[0] != flagged[0]:
+		return "", fmt.Errorf("hook %s and --%s-pre-tool-use name two agents", args[0], flagged[0])
 	case len(args) == 1:
 		return args[0], nil
-	case o.claudeFlag:
-		return "claude", nil
+	case len(flagged) == 1:
+		return flagged[0], nil
 	}
-	return "", errors.New(`name the agent: "fence hook claude"`)
+	return "", errors.New(`name the agent: "fence hook claude" or "fence hook cursor"`)
 }
 
 // hookAlias turns upstream's entry point (fence --claude-pre-tool-use

@@ -183,12 +183,21 @@ func claudeFetch(pol *policy.Policy, ev claudeEvent) (*claudeDecision, error) {
 // denyUnless denies a call the decision refuses, naming the rule as
 // `fence check` prints it, and leaves an allowed one to Claude Code.
 func denyUnless(d policy.Decision) (*claudeDecision, error) {
+	if reason := refusal(d); reason != "" {
+		return &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: reason}, nil
+	}
+	return nil, nil
+}
+
+// refusal is the reason a decision refuses, as `fence check` prints it,
+// or "" for a decision that allows.
+func refusal(d policy.Decision) string {
 	if d.Allowed {
-		return nil, nil
+		return ""
 	}
 	var b bytes.Buffer
 	printDecisions(&b, []policy.Decision{d}, false)
-	return &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: "fence: " + strings.TrimSpace(b.String())}, nil
+	return "fence: " + strings.TrimSpace(b.String())
 }
 
 // claudeBash judges a Bash call with the run's preflight and rewrites it
@@ -199,16 +208,9 @@ func (o *hookOptions) claudeBash(pol *policy.Policy, ev claudeEvent) (*claudeDec
 		return nil, err
 	}
 	self := selfPath()
-	inner, wrapped := o.unwrap(self, command)
-	if !wrapped {
-		if flag := foreignFenceFlag(self, command); flag != "" {
-			return &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: fmt.Sprintf(
-				"fence: refused a fence command with its own policy flag %s: the hook runs every command under fence with its own policy; run the command without fence", flag)}, nil
-		}
-		inner = command
-	}
-	if v := preflight(pol, nil, inner); v.Blocked {
-		return &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: "fence: " + v.Message() + "; " + commandFix(v)}, nil
+	reason, wrapped := o.shellRefusal(pol, self, command, "the hook runs every command under fence with its own policy")
+	if reason != "" {
+		return &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: reason}, nil
 	}
 	if wrapped {
 		return &claudeDecision{PermissionDecision: "allow", PermissionDecisionReason: "fence: runs under fence already"}, nil
@@ -216,6 +218,25 @@ func (o *hookOptions) claudeBash(pol *policy.Policy, ev claudeEvent) (*claudeDec
 	updated := maps.Clone(ev.ToolInput)
 	updated["command"], _ = json.Marshal(o.wrap(self, command))
 	return &claudeDecision{PermissionDecision: "allow", PermissionDecisionReason: "fence: runs under fence", UpdatedInput: updated}, nil
+}
+
+// shellRefusal judges an agent's shell command, whatever the agent: the
+// reason it is refused ("" for none), and whether it is a command this
+// hook wrapped already (judged by what it wraps). A fence command with
+// its own policy flags is refused; the rest is judged by the preflight.
+// why says what the agent's hook does with a command.
+func (o *hookOptions) shellRefusal(pol *policy.Policy, self, command, why string) (string, bool) {
+	inner, wrapped := o.unwrap(self, command)
+	if !wrapped {
+		if flag := foreignFenceFlag(self, command); flag != "" {
+			return fmt.Sprintf("fence: refused a fence command with its own policy flag %s: %s; run the command without fence", flag, why), false
+		}
+		inner = command
+	}
+	if v := preflight(pol, nil, inner); v.Blocked {
+		return "fence: " + v.Message() + "; " + commandFix(v), wrapped
+	}
+	return "", wrapped
 }
 
 // commandFix says how to change what refused a command.

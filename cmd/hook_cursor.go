@@ -1,0 +1,154 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/fence-sandbox/fence/policy"
+)
+
+// cursorEvent is the part of a Cursor hook event fence reads: the fields
+// every event carries, those of beforeShellExecution (command, cwd) and
+// those of beforeReadFile (file_path, attachments).
+type cursorEvent struct {
+	HookEventName  string             `json:"hook_event_name"`
+	WorkspaceRoots []string           `json:"workspace_roots"`
+	Command        *string            `json:"command"`
+	Cwd            string             `json:"cwd"`
+	FilePath       *string            `json:"file_path"`
+	Attachments    []cursorAttachment `json:"attachments"`
+}
+
+// cursorAttachment is a file Cursor attaches to a read; its path comes
+// spelled either way.
+type cursorAttachment struct {
+	Type      string `json:"type"`
+	FilePath  string `json:"file_path"`
+	FilePath2 string `json:"filePath"`
+}
+
+// cursorAnswer is a Cursor hook's answer: the permission, the message
+// shown to the user and the one given to the agent.
+type cursorAnswer struct {
+	Permission   string `json:"permission"`
+	UserMessage  string `json:"user_message,omitempty"`
+	AgentMessage string `json:"agent_message,omitempty"`
+}
+
+// cursorJudged are the Cursor events fence judges. Cursor lets a
+// beforeShellExecution hook allow, deny or ask, not change the command,
+// so the hook only denies; it never runs a command under fence.
+var cursorJudged = map[string]bool{"beforeShellExecution": true, "beforeReadFile": true}
+
+// cursor answers one Cursor hook event. It writes nothing where Cursor's
+// own permission flow is to decide: an event fence does not judge, a
+// call the policy allows.
+func (o *hookOptions) cursor(raw []byte, rerr error, stdout io.Writer) error {
+	reason, err := o.cursorDecide(raw, rerr)
+	if err != nil {
+		reason = "fence: " + err.Error()
+	}
+	if reason == "" {
+		return nil
+	}
+	b, err := json.Marshal(cursorAnswer{Permission: "deny", UserMessage: reason, AgentMessage: reason})
+	if err != nil {
+		return fmt.Errorf("encode the answer: %w", err)
+	}
+	_, err = stdout.Write(append(b, '\n'))
+	return err
+}
+
+// cursorDecide is the reason the event's call is refused, "" for none;
+// an error refuses it too (fail closed).
+func (o *hookOptions) cursorDecide(raw []byte, rerr error) (string, error) {
+	if rerr != nil {
+		return "", rerr
+	}
+	var name struct {
+		HookEventName string `json:"hook_event_name"`
+	}
+	if err := json.Unmarshal(raw, &name); err == nil && !cursorJudged[name.HookEventName] {
+		return "", nil // an event fence does not judge, whatever its fields
+	}
+	ev, err := parseCursorEvent(raw)
+	if err != nil {
+		return "", err
+	}
+	dir, err := cursorDir(ev)
+	if err != nil {
+		return "", err
+	}
+	pol, err := o.loadIn(dir)
+	if err != nil {
+		return "", fmt.Errorf("the policy for %s: %w", dir, err)
+	}
+	if ev.HookEventName == "beforeShellExecution" {
+		if ev.Command == nil || *ev.Command == "" {
+			return "", errors.New("beforeShellExecution event without a command, so the call is refused")
+		}
+		reason, _ := o.shellRefusal(pol, selfPath(), *ev.Command, "the hook judges every command by its own policy, not by the rules another fence command line gives")
+		return reason, nil
+	}
+	return cursorRead(pol, dir, ev)
+}
+
+// parseCursorEvent decodes an event, saying what is wrong with one it
+// cannot read.
+func parseCursorEvent(raw []byte) (cursorEvent, error) {
+	var ev cursorEvent
+	err := json.Unmarshal(raw, &ev)
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return ev, nil
+	case errors.As(err, &te) && te.Field != "":
+		return ev, fmt.Errorf("the hook event's %s is a JSON %s, not what Cursor sends, so the call is refused", te.Field, te.Value)
+	case errors.As(err, &te):
+		return ev, fmt.Errorf("the hook event is a JSON %s, not an object, so the call is refused", te.Value)
+	}
+	return ev, fmt.Errorf("the hook event is not valid JSON (%v), so the call is refused", err)
+}
+
+// cursorDir is the directory the call is judged from: the command's cwd,
+// else the first workspace root; it must be absolute.
+func cursorDir(ev cursorEvent) (string, error) {
+	dir := ev.Cwd
+	if dir == "" && len(ev.WorkspaceRoots) > 0 {
+		dir = ev.WorkspaceRoots[0]
+	}
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("%s event without an absolute cwd or workspace root (%q), so the call is refused", ev.HookEventName, dir)
+	}
+	return filepath.Clean(dir), nil
+}
+
+// cursorRead judges the file a beforeReadFile event reads, and every
+// file attached to it, as `fence check read` does; the first refused
+// one denies the read.
+func cursorRead(pol *policy.Policy, dir string, ev cursorEvent) (string, error) {
+	if ev.FilePath == nil || *ev.FilePath == "" {
+		return "", errors.New("beforeReadFile event without a file_path, so the read is refused")
+	}
+	paths := []string{*ev.FilePath}
+	for _, a := range ev.Attachments {
+		for _, p := range []string{a.FilePath, a.FilePath2} {
+			if p != "" {
+				paths = append(paths, p) // whatever its type: a rule may be attached
+			}
+		}
+	}
+	for _, p := range paths {
+		d, err := decide(pol, newResolver(dir), query{Access: "read", Path: p})
+		if err != nil {
+			return "", err
+		}
+		if reason := refusal(d); reason != "" {
+			return reason, nil
+		}
+	}
+	return "", nil
+}

@@ -1,0 +1,92 @@
+package cmd
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHookCursor answers each event in testdata/hooks/cursor (NAME.json,
+// written from Cursor's documented events, with $WORK the workspace and
+// $FENCE the running fence) and compares the answer with NAME.out,
+// rewritten under -update. Every answer comes with exit status 0 and
+// nothing on stderr.
+func TestHookCursor(t *testing.T) {
+	work := hookWorkspace(t)
+	events, err := filepath.Glob(filepath.Join(testdata, "hooks/cursor/*.json"))
+	must(t, err)
+	if len(events) == 0 {
+		t.Fatal("no events in testdata/hooks/cursor")
+	}
+	fill := strings.NewReplacer("$WORK", work, "$FENCE", selfPath())
+	unfill := strings.NewReplacer(work, "$WORK", selfPath(), "$FENCE")
+	for _, ev := range events {
+		name := strings.TrimSuffix(filepath.Base(ev), ".json")
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(ev)
+			must(t, err)
+			out, errOut, code := runHook(t, []string{"hook", "cursor", "-s", work + "/fence.jsonc"}, []byte(fill.Replace(string(raw))))
+			if code != 0 || errOut != "" {
+				t.Errorf("exit %d, stderr %q; want 0 and nothing", code, errOut)
+			}
+			golden(t, "hooks/cursor/"+name+".out", []byte(unfill.Replace(out)))
+		})
+	}
+}
+
+// TestHookCursorEntryPoints: upstream's entry point answers as fence
+// hook cursor does, and two agents named at once are an error.
+func TestHookCursorEntryPoints(t *testing.T) {
+	work := hookWorkspace(t)
+	event := []byte(`{"hook_event_name":"beforeShellExecution","cwd":"` + work + `","command":"git push"}`)
+	want, _, _ := runHook(t, []string{"hook", "cursor", "-s", work + "/fence.jsonc"}, event)
+	if !strings.Contains(want, `"permission":"deny"`) {
+		t.Fatalf("fence hook cursor answered %q, want a denial", want)
+	}
+	for _, args := range [][]string{
+		{"--cursor-pre-tool-use", "-s", work + "/fence.jsonc"},
+		{"-s", work + "/fence.jsonc", "--cursor-pre-tool-use"},
+		{"hook", "--cursor-pre-tool-use", "-s", work + "/fence.jsonc"},
+	} {
+		if got, errOut, code := runHook(t, args, event); got != want || code != 0 {
+			t.Errorf("fence %q: exit %d, answer %q, stderr %q; want %q", args, code, got, errOut, want)
+		}
+	}
+	for _, args := range [][]string{
+		{"hook", "claude", "--cursor-pre-tool-use"},
+		{"hook", "--claude-pre-tool-use", "--cursor-pre-tool-use"},
+	} {
+		if got, _, code := runHook(t, args, event); code == 0 || got != "" {
+			t.Errorf("fence %q: exit %d, answer %q; want an error and no answer", args, code, got)
+		}
+	}
+}
+
+// TestHookCursorAgreesWithCheck: for every path, beforeReadFile denies
+// exactly what `fence check read` denies, naming the same decision.
+func TestHookCursorAgreesWithCheck(t *testing.T) {
+	work := hookWorkspace(t)
+	settings := work + "/fence.jsonc"
+	paths := []string{"src/main.go", "innocent", "secret", "SECRET/Key.pem", "fence.jsonc", "missing/a/b", "/etc/hosts", "../x", "src/../secret/key.pem"}
+	t.Chdir(work)
+	for _, p := range paths {
+		var checkOut, checkErr bytes.Buffer
+		code := Main([]string{"-s", settings, "check", "read", p}, &checkOut, &checkErr)
+		event := fmt.Sprintf(`{"hook_event_name":"beforeReadFile","workspace_roots":[%q],"file_path":%q,"content":""}`, work, p)
+		out, _, _ := runHook(t, []string{"hook", "cursor", "-s", settings}, []byte(event))
+		line := strings.TrimSpace(checkOut.String())
+		switch {
+		case code == 0 && out != "":
+			t.Errorf("%s: check allows (%s), the hook answers %s", p, line, out)
+		case code == 1 && !strings.Contains(out, `"permission":"deny"`):
+			t.Errorf("%s: check denies (%s), the hook answers %q", p, line, out)
+		case code == 1 && !strings.Contains(out, strings.ReplaceAll(line, `"`, `\"`)):
+			t.Errorf("%s: the hook's reason %s does not hold check's %s", p, out, line)
+		case code != 0 && code != 1:
+			t.Errorf("%s: check exit %d: %s", p, code, checkErr.String())
+		}
+	}
+}

@@ -24,7 +24,26 @@ type hooksOptions struct {
 	policy *policyFlags
 	action string // print, install or uninstall
 	claude bool
+	cursor bool
 	file   string
+}
+
+// hooksAgent is what fence hooks needs to know of an agent: its hook's
+// name, its user-level settings file (under the home directory), how to
+// put fence's hook in and take it out, and what install says it added.
+type hooksAgent struct {
+	name      string
+	userFile  []string
+	install   func(file string, src []byte, command, self string) ([]byte, error)
+	uninstall func(file string, src []byte, self string) ([]byte, int, error)
+	added     string
+}
+
+var hooksAgents = map[string]hooksAgent{
+	"claude": {"claude", []string{".claude", "settings.json"}, installClaudeHook, uninstallClaudeHook,
+		"fence's PreToolUse hook for " + claudeMatcher},
+	"cursor": {"cursor", []string{".cursor", "hooks.json"}, installCursorHook, uninstallCursorHook,
+		"fence's beforeShellExecution and beforeReadFile hooks"},
 }
 
 func newHooksCmd(pf *policyFlags, stdout, stderr io.Writer) *cobra.Command {
@@ -40,23 +59,38 @@ func newHooksCmd(pf *policyFlags, stdout, stderr io.Writer) *cobra.Command {
 	for _, action := range []string{"print", "install", "uninstall"} {
 		o := &hooksOptions{policy: pf, action: action}
 		sub := &cobra.Command{
-			Use:   action + " --claude [--file PATH]",
+			Use:   action + " --claude|--cursor [--file PATH]",
 			Short: shorts[action],
 			Args:  cobra.NoArgs,
 			RunE:  func(*cobra.Command, []string) error { return o.run(stdout, stderr) },
 		}
 		sub.Flags().BoolVar(&o.claude, "claude", false, "Claude Code: a PreToolUse hook in ~/.claude/settings.json")
-		sub.Flags().StringVar(&o.file, "file", "", "edit this settings file (such as a project's .claude/settings.json) instead of the user's")
+		sub.Flags().BoolVar(&o.cursor, "cursor", false, "Cursor: beforeShellExecution and beforeReadFile hooks in ~/.cursor/hooks.json")
+		sub.Flags().StringVar(&o.file, "file", "", "edit this settings file (such as a project's .claude/settings.json or .cursor/hooks.json) instead of the user's")
 		c.AddCommand(sub)
 	}
 	return c
 }
 
-func (o *hooksOptions) run(stdout, stderr io.Writer) error {
-	if !o.claude {
-		return errors.New("say which agent's hooks: --claude")
+// agent is the agent the flags name: exactly one.
+func (o *hooksOptions) agent() (hooksAgent, error) {
+	switch {
+	case o.claude && o.cursor:
+		return hooksAgent{}, errors.New("name one agent: --claude or --cursor")
+	case o.cursor:
+		return hooksAgents["cursor"], nil
+	case o.claude:
+		return hooksAgents["claude"], nil
 	}
-	path, err := o.settingsPath(stderr)
+	return hooksAgent{}, errors.New("say which agent's hooks: --claude or --cursor")
+}
+
+func (o *hooksOptions) run(stdout, stderr io.Writer) error {
+	agent, err := o.agent()
+	if err != nil {
+		return err
+	}
+	path, err := o.settingsPath(agent, stderr)
 	if err != nil {
 		return err
 	}
@@ -75,25 +109,25 @@ func (o *hooksOptions) run(stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.action == "uninstall" {
-		return o.uninstall(e, self, stderr)
+		return o.uninstall(agent, e, self, stderr)
 	}
-	command, err := o.hookCommand(self)
+	command, err := o.hookCommand(agent, self)
 	if err != nil {
 		return err
 	}
-	if e.new, err = installClaudeHook(path, e.old, command, self); err != nil {
+	if e.new, err = agent.install(path, e.old, command, self); err != nil {
 		return err
 	}
-	if hooksDisabled(e.new) {
+	if agent.name == "claude" && hooksDisabled(e.new) {
 		fmt.Fprintf(stderr, "fence: warning: %s sets disableAllHooks, so Claude Code runs no hook, fence's included\n", path)
 	}
 	if o.action == "print" {
 		return printChange(stdout, stderr, e)
 	}
-	return o.install(e, stderr)
+	return o.install(agent, e, stderr)
 }
 
-func (o *hooksOptions) install(e *configEdit, stderr io.Writer) error {
+func (o *hooksOptions) install(agent hooksAgent, e *configEdit, stderr io.Writer) error {
 	if e.old != nil && string(e.new) == string(e.old) {
 		fmt.Fprintf(stderr, "fence: %s already holds fence's hook: nothing changed\n", e.path)
 		return nil
@@ -110,17 +144,17 @@ func (o *hooksOptions) install(e *configEdit, stderr io.Writer) error {
 	if err := e.commit(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "fence: added fence's PreToolUse hook for %s to %s\n", claudeMatcher, e.path)
+	fmt.Fprintf(stderr, "fence: added %s to %s\n", agent.added, e.path)
 	reportBackup(e, stderr)
 	return nil
 }
 
-func (o *hooksOptions) uninstall(e *configEdit, self string, stderr io.Writer) error {
+func (o *hooksOptions) uninstall(agent hooksAgent, e *configEdit, self string, stderr io.Writer) error {
 	if e.old == nil {
 		fmt.Fprintf(stderr, "fence: %s does not exist: nothing to remove\n", e.path)
 		return nil
 	}
-	out, removed, err := uninstallClaudeHook(e.path, e.old, self)
+	out, removed, err := agent.uninstall(e.path, e.old, self)
 	if err != nil {
 		return err
 	}
@@ -143,18 +177,18 @@ func reportBackup(e *configEdit, stderr io.Writer) {
 	}
 }
 
-// settingsPath is the file to edit: --file, else the user's Claude Code
+// settingsPath is the file to edit: --file, else the agent's user-level
 // settings. A link there is refused (an edit would write where it leads,
 // which may be anywhere); links among the directories on the way are
 // resolved, and said.
-func (o *hooksOptions) settingsPath(stderr io.Writer) (string, error) {
+func (o *hooksOptions) settingsPath(agent hooksAgent, stderr io.Writer) (string, error) {
 	path := o.file
 	if path == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
 			return "", fmt.Errorf("find home directory: %w", err)
 		}
-		path = filepath.Join(home, ".claude", "settings.json")
+		path = filepath.Join(append([]string{home}, agent.userFile...)...)
 	}
 	path, err := filepath.Abs(path)
 	if err != nil {
@@ -182,14 +216,14 @@ func refuseLink(path string) error {
 // by absolute path, with the policy flags given to install. Other rule
 // flags are refused rather than dropped: the hook would judge by less
 // than the user asked for.
-func (o *hooksOptions) hookCommand(exe string) (string, error) {
+func (o *hooksOptions) hookCommand(agent hooksAgent, exe string) (string, error) {
 	if !reflect.ValueOf(o.policy.rules).IsZero() {
 		return "", errors.New("fence hooks takes -s/--settings or -t/--template to choose the hook's policy; put other rules in that config file")
 	}
 	if o.policy.settings != "" && o.policy.template != "" {
 		return "", errors.New("give --settings or --template, not both")
 	}
-	command := shellQuote(exe) + " hook claude"
+	command := shellQuote(exe) + " hook " + agent.name
 	if s := o.policy.settings; s != "" {
 		abs, err := filepath.Abs(s)
 		if err != nil {

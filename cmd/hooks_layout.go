@@ -9,34 +9,35 @@ import (
 	"github.com/tailscale/hujson"
 )
 
-// addGroup appends g to hooks.PreToolUse, making the list and the hooks
-// object when they are missing, laid out like what is around it: on lines
-// of their own at the indentation of their neighbours in a container laid
-// out on several lines (an empty one is opened up), on one line in a
-// one-line container.
-func (d *settingsDoc) addGroup(g claudeGroup) {
-	hooks, pre, _ := d.preToolUse() // checked by the caller
+// addGroup appends g to hooks.PreToolUse (see addHookEntry).
+func (d *settingsDoc) addGroup(g claudeGroup) { d.addHookEntry("PreToolUse", g) }
+
+// addHookEntry appends entry to hooks.<list>, making the list and the
+// hooks object when they are missing, laid out like what is around it:
+// on lines of their own at the indentation of their neighbours in a
+// container laid out on several lines (an empty one is opened up), on
+// one line in a one-line container.
+func (d *settingsDoc) addHookEntry(list string, entry any) {
+	hooks, arr, _ := d.hookList(list) // checked by the caller
 	topIndent := indentOf(memberBefores(d.top), d.unit)
 	if hooks == nil {
 		multi := opensUp(d.top.AfterExtra, len(d.top.Members))
-		text := render(struct {
-			PreToolUse []claudeGroup `json:"PreToolUse"`
-		}{[]claudeGroup{g}}, topIndent, d.unit, multi)
+		text := render(map[string][]any{list: {entry}}, topIndent, d.unit, multi)
 		appendMember(d.top, "hooks", text, topIndent, "", multi)
 		return
 	}
 	hooksIndent := indentOf(memberBefores(hooks), topIndent+d.unit)
-	if pre == nil {
+	if arr == nil {
 		multi := opensUp(hooks.AfterExtra, len(hooks.Members))
-		text := render([]claudeGroup{g}, hooksIndent, d.unit, multi)
-		appendMember(hooks, "PreToolUse", text, hooksIndent, topIndent, multi)
+		text := render([]any{entry}, hooksIndent, d.unit, multi)
+		appendMember(hooks, list, text, hooksIndent, topIndent, multi)
 		return
 	}
-	indent := indentOf(elementBefores(pre), hooksIndent+d.unit)
-	multi := opensUp(pre.AfterExtra, len(pre.Elements))
-	v := parseGenerated(render(g, indent, d.unit, multi))
-	place(&v.BeforeExtra, &v.AfterExtra, lastOf(pre.Elements), &pre.AfterExtra, multi, indent, hooksIndent)
-	pre.Elements = append(pre.Elements, v)
+	indent := indentOf(elementBefores(arr), hooksIndent+d.unit)
+	multi := opensUp(arr.AfterExtra, len(arr.Elements))
+	v := parseGenerated(render(entry, indent, d.unit, multi))
+	place(&v.BeforeExtra, &v.AfterExtra, lastOf(arr.Elements), &arr.AfterExtra, multi, indent, hooksIndent)
+	arr.Elements = append(arr.Elements, v)
 }
 
 // opensUp reports whether a container, given the extra before its

@@ -104,23 +104,38 @@ func (d *settingsDoc) field(obj *hujson.Object, name string) (int, error) {
 
 // preToolUse finds hooks.PreToolUse; either may be missing (nil).
 func (d *settingsDoc) preToolUse() (hooks *hujson.Object, pre *hujson.Array, err error) {
-	i, err := d.field(d.top, "hooks")
-	if err != nil || i < 0 {
+	return d.hookList("PreToolUse")
+}
+
+// hookList finds hooks.<list>; either may be missing (nil).
+func (d *settingsDoc) hookList(list string) (hooks *hujson.Object, arr *hujson.Array, err error) {
+	hooks, err = d.hooksObject()
+	if err != nil || hooks == nil {
 		return nil, nil, err
 	}
-	v := &d.top.Members[i].Value
-	if hooks, _ = v.Value.(*hujson.Object); hooks == nil {
-		return nil, nil, docError(d.file, d.src, v, "hooks: want an object")
-	}
-	j, err := d.field(hooks, "PreToolUse")
+	j, err := d.field(hooks, list)
 	if err != nil || j < 0 {
 		return hooks, nil, err
 	}
-	v = &hooks.Members[j].Value
-	if pre, _ = v.Value.(*hujson.Array); pre == nil {
-		return nil, nil, docError(d.file, d.src, v, "hooks.PreToolUse: want an array")
+	v := &hooks.Members[j].Value
+	if arr, _ = v.Value.(*hujson.Array); arr == nil {
+		return nil, nil, docError(d.file, d.src, v, "hooks."+list+": want an array")
 	}
-	return hooks, pre, nil
+	return hooks, arr, nil
+}
+
+// hooksObject finds the top-level hooks object, nil when missing.
+func (d *settingsDoc) hooksObject() (*hujson.Object, error) {
+	i, err := d.field(d.top, "hooks")
+	if err != nil || i < 0 {
+		return nil, err
+	}
+	v := &d.top.Members[i].Value
+	hooks, _ := v.Value.(*hujson.Object)
+	if hooks == nil {
+		return nil, docError(d.file, d.src, v, "hooks: want an object")
+	}
+	return hooks, nil
 }
 
 // installClaudeHook returns src with fence's PreToolUse hook running

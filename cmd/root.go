@@ -54,7 +54,7 @@ func runArgs(args []string, stdout, stderr io.Writer, pre *linux.Prestarted) int
 
 // subcommands are the names of fence's subcommands, cobra's help and
 // completion included (a test keeps the list whole).
-var subcommands = []string{"check", "completion", "config", "doctor", "help", "hook", "hooks", "plan", "ssh-proxy", "templates"}
+var subcommands = []string{"check", "completion", "config", "doctor", "help", "hook", "hooks", "import", "plan", "ssh-proxy", "templates"}
 
 // runsCommand guesses, before the command line is parsed, whether args
 // run a command: flags and their values, then `--` or -c, and no
@@ -147,6 +147,7 @@ func newRootCmd(stdout, stderr io.Writer, pre *linux.Prestarted) *cobra.Command 
 	root.AddCommand(newConfigCmd(o.policy, stdout, stderr), newTemplatesCmd(stdout), newPlanCmd(o.policy, stdout), newDoctorCmd(stdout), newSSHProxyCmd(os.Stdin, stdout), newCheckCmd(o.policy, os.Stdin, stdout))
 	root.AddCommand(newHooksCmd(o.policy, stdout, stderr))
 	root.AddCommand(newHookCmd(o.policy, stdout, stderr))
+	root.AddCommand(newImportCmd(o.policy, stdout, stderr))
 	return root
 }
 

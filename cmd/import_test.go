@@ -1,0 +1,218 @@
+package cmd
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/sandbox"
+)
+
+// TestImportClaudeGolden runs `fence import --claude --file` on each
+// testdata/import/<case> settings file (settings.json, or
+// .claude/settings.json where "/path" rules need a project) and compares
+// stdout with fence.jsonc and stderr with stderr.golden. The case's
+// absolute directory prints as $CASE. Whatever prints on stdout must load
+// with the policy loader.
+func TestImportClaudeGolden(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	cases, err := os.ReadDir(filepath.Join("testdata", "import"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.Name(), func(t *testing.T) {
+			dir := filepath.Join("testdata", "import", c.Name())
+			file := filepath.Join(dir, "settings.json")
+			if _, err := os.Stat(file); err != nil {
+				file = filepath.Join(dir, ".claude", "settings.json")
+			}
+			var stdout, stderr bytes.Buffer
+			code := Main([]string{"import", "--claude", "--file", file}, &stdout, &stderr)
+			abs, err := filepath.Abs(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := strings.ReplaceAll(stdout.String(), abs, "$CASE")
+			errText := strings.ReplaceAll(stderr.String(), abs, "$CASE")
+			compareGolden(t, filepath.Join(dir, "fence.jsonc"), []byte(out))
+			compareGolden(t, filepath.Join(dir, "stderr.golden"), []byte(errText))
+			if stdout.Len() == 0 {
+				if code != sandbox.ExitFenceError {
+					t.Errorf("exit %d with nothing printed, want %d", code, sandbox.ExitFenceError)
+				}
+				return
+			}
+			if code != 0 {
+				t.Errorf("exit %d, want 0", code)
+			}
+			loadImported(t, stdout.Bytes())
+		})
+	}
+}
+
+// loadImported writes text as a fence.jsonc and loads it with the policy
+// loader, from disk, as a run with -s would.
+func loadImported(t *testing.T, text []byte) *policy.Resolved {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "fence.jsonc")
+	if err := os.WriteFile(file, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := policy.Load(policy.Options{Settings: file, Dir: dir, Home: dir, UserConfigDir: filepath.Join(dir, "config")})
+	if err != nil {
+		t.Fatalf("the imported config does not load: %v\n%s", err, text)
+	}
+	return res
+}
+
+// TestImportClaudeTranslation checks single rules against the config
+// they give, after loading.
+func TestImportClaudeTranslation(t *testing.T) {
+	tests := []struct {
+		list, rule, key, want string
+	}{
+		{"deny", "Bash(npm run test:*)", "command.deny", "npm run test"},
+		{"deny", "Bash(git push)", "command.deny", "git push"},
+		{"deny", "Bash(  git   push  *)", "command.deny", "git push"},
+		{"deny", "Bash(sudo:*)", "command.deny", "sudo"},
+		{"deny", "Bash(python*)", "command.deny", "python*"},
+		{"deny", "Read(./secrets/**)", "filesystem.denyRead", "secrets/**"},
+		{"deny", "Read(*.env)", "filesystem.denyRead", "**/*.env"},
+		{"deny", "Read(//home/u/.ssh/)", "filesystem.denyRead", "/home/u/.ssh"},
+		{"allow", "Read(~/src/**)", "filesystem.allowRead", "~/src/**"},
+		{"deny", "Edit(/src/**)", "filesystem.denyWrite", "/proj/src/**"},
+		{"allow", "Edit(src/**)", "filesystem.allowWrite", "src/**"},
+		{"allow", "WebFetch(domain:example.com)", "network.allowedDomains", "example.com"},
+		{"deny", "WebFetch(domain:evil.example)", "network.deniedDomains", "evil.example"},
+		{"deny", "WebFetch", "network.deniedDomains", "*"},
+		{"allow", "Bash(npm run test:*)", "", ""},
+		{"ask", "Bash(ls)", "", ""},
+		{"deny", "Bash(git * main)", "", ""},
+		{"deny", "Read(!x)", "", ""},
+		{"allow", "Edit", "", ""},
+		{"deny", "WebFetch(domain:a.example/path)", "", ""},
+	}
+	for _, tt := range tests {
+		imp := &imported{keys: map[string][]importEntry{}}
+		imp.add(tt.list, tt.rule, "/proj")
+		if tt.key == "" {
+			if len(imp.skipped) != 1 || len(imp.keys) != 0 {
+				t.Errorf("%s %s: got %v, skipped %v; want it not imported", tt.list, tt.rule, imp.keys, imp.skipped)
+			}
+			continue
+		}
+		res := loadImported(t, imp.render("settings.json"))
+		got := configValues(res.Config, tt.key)
+		if len(got) != 1 || got[0] != tt.want {
+			t.Errorf("%s %s: %s = %q, want [%q] (skipped %v)", tt.list, tt.rule, tt.key, got, tt.want, imp.skipped)
+		}
+	}
+}
+
+// configValues is the list under key in c.
+func configValues(c policy.Config, key string) []string {
+	return map[string][]string{
+		"command.deny":           c.Command.Deny,
+		"filesystem.allowRead":   c.Filesystem.AllowRead,
+		"filesystem.denyRead":    c.Filesystem.DenyRead,
+		"filesystem.allowWrite":  c.Filesystem.AllowWrite,
+		"filesystem.denyWrite":   c.Filesystem.DenyWrite,
+		"network.allowedDomains": c.Network.AllowedDomains,
+		"network.deniedDomains":  c.Network.DeniedDomains,
+	}[key]
+}
+
+// TestImportClaudeWrite reads the default ~/.claude/settings.json, writes
+// with -o, and checks that the file is what would print, that fence
+// trusts it as its own write when it is discovered, that a second write
+// refuses to replace it, and that --force does.
+func TestImportClaudeWrite(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	settings := filepath.Join(home, ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settings, []byte(`{"permissions": {"deny": ["Bash(git push:*)", "Read(.env)"]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	project := filepath.Join(home, "project")
+	if err := os.Mkdir(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(project)
+	var printed, stderr bytes.Buffer
+	if code := Main([]string{"import", "--claude"}, &printed, &stderr); code != 0 {
+		t.Fatalf("import printing: exit %d: %s", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := Main([]string{"import", "--claude", "-o", "fence.jsonc"}, &bytes.Buffer{}, &stderr); code != 0 {
+		t.Fatalf("import -o: exit %d: %s", code, stderr.String())
+	}
+	target := filepath.Join(project, "fence.jsonc")
+	written, err := os.ReadFile(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(written, printed.Bytes()) {
+		t.Errorf("-o wrote:\n%s\nwant what import prints:\n%s", written, printed.Bytes())
+	}
+	if !strings.Contains(stderr.String(), "fence: trusted "+target) {
+		t.Errorf("stderr does not say the file is trusted:\n%s", stderr.String())
+	}
+	checkDiscoveredTrusted(t)
+
+	if err := os.WriteFile(target, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if code := Main([]string{"import", "--claude", "-o", "fence.jsonc"}, &bytes.Buffer{}, &stderr); code != sandbox.ExitFenceError || !strings.Contains(stderr.String(), "already exists: use --force") {
+		t.Errorf("import -o over a file: exit %d, stderr:\n%s\nwant a refusal naming --force", code, stderr.String())
+	}
+	if b, _ := os.ReadFile(target); string(b) != "{}\n" {
+		t.Errorf("the refused import changed the file to:\n%s", b)
+	}
+	if code := Main([]string{"import", "--claude", "-o", "fence.jsonc", "--force"}, &bytes.Buffer{}, &bytes.Buffer{}); code != 0 {
+		t.Fatalf("import -o --force: exit %d", code)
+	}
+	if b, _ := os.ReadFile(target); !bytes.Equal(b, printed.Bytes()) {
+		t.Errorf("--force wrote:\n%s", b)
+	}
+	checkDiscoveredTrusted(t)
+}
+
+// checkDiscoveredTrusted loads the config of the working directory as a
+// run would, which refuses an untrusted file, and checks its rules.
+func checkDiscoveredTrusted(t *testing.T) {
+	t.Helper()
+	res, _, err := (&policyFlags{stderr: &bytes.Buffer{}}).load()
+	if err != nil {
+		t.Fatalf("load the imported config: %v", err)
+	}
+	if got := res.Config.Command.Deny; len(got) != 1 || got[0] != "git push" {
+		t.Errorf("command.deny = %q, want [\"git push\"]", got)
+	}
+	if got := res.Config.Filesystem.DenyRead; len(got) != 1 || got[0] != "**/.env" {
+		t.Errorf("filesystem.denyRead = %q, want [\"**/.env\"]", got)
+	}
+}
+
+// TestImportClaudeFlags checks the refusals of the command line.
+func TestImportClaudeFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"import"},
+		{"import", "--claude", "-t", "code"},
+		{"import", "--claude", "--file", filepath.Join(t.TempDir(), "missing.json")},
+	} {
+		var stderr bytes.Buffer
+		if code := Main(args, &bytes.Buffer{}, &stderr); code != sandbox.ExitFenceError || !strings.HasPrefix(stderr.String(), "fence: error: ") {
+			t.Errorf("%q: exit %d, stderr %q; want an error", args, code, stderr.String())
+		}
+	}
+}

@@ -65,17 +65,26 @@ func (o *importOptions) run(stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("find %q: %w", file, err)
 	}
+	opts, err := o.policy.options()
+	if err != nil {
+		return err
+	}
 	imp := importClaude(perms, claudeProjectRoot(abs))
 	text := imp.render(file)
-	if err := validateImported(text); err != nil {
+	res, err := loadImported(text, opts.Dir, opts.Home)
+	if err != nil {
 		return fmt.Errorf("BUG: the imported config does not load: %w", err)
 	}
 	imp.report(stderr, file)
+	for _, w := range policy.Lint(res, opts.Dir, opts.Home, policy.PathDirs(os.Getenv("PATH"))...) {
+		w.Where = "" // the imported config has no file yet; key and value name the entry
+		fmt.Fprintf(stderr, "fence: warning: %s [%s]\n", w, w.Check)
+	}
 	if o.output == "" {
 		_, err := stdout.Write(text)
 		return err
 	}
-	return o.write(text, stderr)
+	return o.write(opts, text, stderr)
 }
 
 // settingsFile is --file, or Claude Code's user settings.
@@ -92,11 +101,7 @@ func (o *importOptions) settingsFile() (string, error) {
 
 // write puts text at -o, refusing to replace a file without --force, and
 // records it as trusted: fence wrote it, from rules the user chose.
-func (o *importOptions) write(text []byte, stderr io.Writer) error {
-	opts, err := o.policy.options()
-	if err != nil {
-		return err
-	}
+func (o *importOptions) write(opts policy.Options, text []byte, stderr io.Writer) error {
 	target, err := filepath.Abs(o.output)
 	if err != nil {
 		return fmt.Errorf("find %q: %w", o.output, err)
@@ -341,13 +346,17 @@ func translatePath(list, tool, spec string, hasSpec bool, root string) translati
 // to root, "./path" and "a/b" to the working directory, and a pattern
 // without a slash matches at any depth below it, as in .gitignore.
 func claudePathPattern(p, root string) (string, string) {
-	if len(p) > 1 {
-		p = strings.TrimSuffix(p, "/") // a rule on a directory covers its tree, in fence too
+	if strings.HasPrefix(p, "//") {
+		return path.Clean("/" + strings.TrimLeft(p, "/")), ""
 	}
+	// A rule on a directory covers its tree, in fence too.
+	p = strings.TrimSuffix(p, "/")
 	var out string
 	switch {
-	case strings.HasPrefix(p, "//"):
-		out = path.Clean("/" + strings.TrimLeft(p, "/"))
+	case p == "":
+		out = filepath.ToSlash(root) // "/" is the project itself
+	case p == ".":
+		out = "."
 	case p == "~" || strings.HasPrefix(p, "~/"):
 		out = p
 	case strings.HasPrefix(p, "~"):
@@ -470,20 +479,20 @@ func (m memFS) ReadFile(p string) ([]byte, error) {
 	return nil, fs.ErrNotExist
 }
 
-// validateImported loads text as fence would load a fence.jsonc.
-func validateImported(text []byte) error {
-	const file = "/import/fence.jsonc"
-	_, err := policy.Load(policy.Options{
-		Settings: file, Dir: "/import", Home: "/home/import",
-		UserConfigDir: "/home/import/.config/fence", FS: memFS{file: text},
+// loadImported loads text as fence would load it as a fence.jsonc in
+// dir, without writing it anywhere.
+func loadImported(text []byte, dir, home string) (*policy.Resolved, error) {
+	file := filepath.Join(dir, "fence-import.jsonc")
+	return policy.Load(policy.Options{
+		Settings: file, Dir: dir, Home: home,
+		UserConfigDir: filepath.Join(home, ".config", "fence"), FS: memFS{file: text},
 	})
-	return err
 }
 
 // validateEntry loads a config holding the single entry key: value.
 func validateEntry(key, value string) error {
 	imp := &imported{keys: map[string][]importEntry{key: {{value, ""}}}}
-	err := validateImported(imp.render("entry"))
+	_, err := loadImported(imp.render("entry"), "/import", "/home/import")
 	var fe *policy.FileError
 	if errors.As(err, &fe) {
 		return errors.New(fe.Msg)

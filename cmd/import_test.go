@@ -19,6 +19,7 @@ import (
 // with the policy loader.
 func TestImportClaudeGolden(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
+	t.Setenv("PATH", "/usr/bin:/bin")
 	cases, err := os.ReadDir(filepath.Join("testdata", "import"))
 	if err != nil {
 		t.Fatal(err)
@@ -49,14 +50,14 @@ func TestImportClaudeGolden(t *testing.T) {
 			if code != 0 {
 				t.Errorf("exit %d, want 0", code)
 			}
-			loadImported(t, stdout.Bytes())
+			loadImportedFile(t, stdout.Bytes())
 		})
 	}
 }
 
-// loadImported writes text as a fence.jsonc and loads it with the policy
+// loadImportedFile writes text as a fence.jsonc and loads it with the policy
 // loader, from disk, as a run with -s would.
-func loadImported(t *testing.T, text []byte) *policy.Resolved {
+func loadImportedFile(t *testing.T, text []byte) *policy.Resolved {
 	t.Helper()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "fence.jsonc")
@@ -84,6 +85,11 @@ func TestImportClaudeTranslation(t *testing.T) {
 		{"deny", "Read(./secrets/**)", "filesystem.denyRead", "secrets/**"},
 		{"deny", "Read(*.env)", "filesystem.denyRead", "**/*.env"},
 		{"deny", "Read(//home/u/.ssh/)", "filesystem.denyRead", "/home/u/.ssh"},
+		{"allow", "Read(//)", "filesystem.allowRead", "/"},
+		{"deny", "Edit(/)", "filesystem.denyWrite", "/proj"},
+		{"deny", "Edit(./)", "filesystem.denyWrite", "."},
+		{"deny", "Edit(~/)", "filesystem.denyWrite", "~"},
+		{"deny", "Edit(/a/../../x)", "filesystem.denyWrite", "/x"},
 		{"allow", "Read(~/src/**)", "filesystem.allowRead", "~/src/**"},
 		{"deny", "Edit(/src/**)", "filesystem.denyWrite", "/proj/src/**"},
 		{"allow", "Edit(src/**)", "filesystem.allowWrite", "src/**"},
@@ -106,7 +112,7 @@ func TestImportClaudeTranslation(t *testing.T) {
 			}
 			continue
 		}
-		res := loadImported(t, imp.render("settings.json"))
+		res := loadImportedFile(t, imp.render("settings.json"))
 		got := configValues(res.Config, tt.key)
 		if len(got) != 1 || got[0] != tt.want {
 			t.Errorf("%s %s: %s = %q, want [%q] (skipped %v)", tt.list, tt.rule, tt.key, got, tt.want, imp.skipped)

@@ -3,10 +3,13 @@ package cmd
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestHookCursor answers each event in testdata/hooks/cursor (NAME.json,
@@ -88,5 +91,31 @@ func TestHookCursorAgreesWithCheck(t *testing.T) {
 		case code != 0 && code != 1:
 			t.Errorf("%s: check exit %d: %s", p, code, checkErr.String())
 		}
+	}
+}
+
+// BenchmarkHookCursor measures one Cursor hook decision in process, as
+// BenchmarkHookClaude does for Claude Code: a shell call and a read.
+func BenchmarkHookCursor(b *testing.B) {
+	work := hookWorkspace(b)
+	for _, bb := range []struct{ name, event string }{
+		{"beforeShellExecution", `{"hook_event_name":"beforeShellExecution","workspace_roots":["` + work + `"],"cwd":"` + work + `","command":"go test ./... && git status | head -5"}`},
+		{"beforeReadFile", `{"hook_event_name":"beforeReadFile","workspace_roots":["` + work + `"],"file_path":"` + work + `/innocent","content":""}`},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			o := &hookOptions{policy: &policyFlags{settings: work + "/fence.jsonc", stderr: io.Discard}, stderr: io.Discard}
+			event := []byte(bb.event)
+			took := make([]time.Duration, 0, b.N)
+			for b.Loop() {
+				start := time.Now()
+				if err := o.cursor(event, nil, io.Discard); err != nil {
+					b.Fatal(err)
+				}
+				took = append(took, time.Since(start))
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
+		})
 	}
 }

@@ -88,3 +88,31 @@ func TestHookCursorFakeAgent(t *testing.T) {
 		})
 	}
 }
+
+// TestHookCursorInsideFence: a Cursor that itself runs under fence gets
+// the same answers from the hook: a refused command and a refused read
+// are denied, an allowed command gets no answer.
+func TestHookCursorInsideFence(t *testing.T) {
+	policy := `{"filesystem": {"allowWrite": ["."], "denyRead": ["secret.txt"]}, "command": {"deny": ["git push"]}}`
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, policy)
+			hook := filepath.Join(bin, "fence") + " -s " + w.settings + " hook cursor"
+			for _, c := range []struct {
+				event map[string]any
+				deny  bool
+			}{
+				{map[string]any{"hook_event_name": "beforeShellExecution", "cwd": w.ws, "command": "git push"}, true},
+				{map[string]any{"hook_event_name": "beforeReadFile", "workspace_roots": []string{w.ws}, "file_path": w.ws + "/secret.txt"}, true},
+				{map[string]any{"hook_event_name": "beforeShellExecution", "cwd": w.ws, "command": "ls"}, false},
+			} {
+				raw, err := json.Marshal(c.event)
+				must(t, err)
+				r := w.fence(t, string(raw), nil, "-c", hook)
+				if r.code != 0 || strings.Contains(r.stdout, `"permission":"deny"`) != c.deny || !c.deny && r.stdout != "" {
+					t.Errorf("%s inside fence: exit %d, answer %q, stderr %s; want deny %v", raw, r.code, r.stdout, r.stderr, c.deny)
+				}
+			}
+		})
+	}
+}

@@ -118,26 +118,71 @@ type claudePermissions struct {
 	Allow []string `json:"allow"`
 	Deny  []string `json:"deny"`
 	Ask   []string `json:"ask"`
+	// AdditionalDirectories open more directories to the agent's file
+	// tools; they are listed as not imported, since they only allow.
+	AdditionalDirectories []string `json:"additionalDirectories"`
 }
 
 // parseClaudePermissions reads the permissions of a JSONC settings file;
-// an error names file:line:col where hujson says where.
+// an error names file:line:col.
 func parseClaudePermissions(file string, src []byte) (claudePermissions, error) {
+	var perms claudePermissions
 	v, err := hujson.Parse(src)
 	if err != nil {
-		return claudePermissions{}, jsoncError(file, err)
+		return perms, jsoncError(file, err)
 	}
-	if _, ok := v.Value.(*hujson.Object); !ok {
-		return claudePermissions{}, docError(file, src, &v, "want an object at the top level")
+	top, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return perms, docError(file, src, &v, "want an object at the top level")
 	}
-	v.Standardize()
-	var doc struct {
-		Permissions claudePermissions `json:"permissions"`
+	pv := member(top, "permissions")
+	if pv == nil {
+		return perms, nil
 	}
-	if err := json.Unmarshal(v.Pack(), &doc); err != nil {
-		return claudePermissions{}, &policy.FileError{File: file, Msg: "permissions: " + err.Error()}
+	obj, ok := pv.Value.(*hujson.Object)
+	if !ok {
+		return perms, docError(file, src, pv, "permissions: want an object")
 	}
-	return doc.Permissions, nil
+	for _, l := range []struct {
+		name string
+		dst  *[]string
+	}{{"allow", &perms.Allow}, {"deny", &perms.Deny}, {"ask", &perms.Ask}, {"additionalDirectories", &perms.AdditionalDirectories}} {
+		if lv := member(obj, l.name); lv != nil {
+			if *l.dst, err = stringList(file, src, lv, "permissions."+l.name); err != nil {
+				return perms, err
+			}
+		}
+	}
+	return perms, nil
+}
+
+// member is the value of the last member of obj called name, as JSON
+// readers take it, or nil.
+func member(obj *hujson.Object, name string) *hujson.Value {
+	var v *hujson.Value
+	for i := range obj.Members {
+		if lit, ok := obj.Members[i].Name.Value.(hujson.Literal); ok && lit.String() == name {
+			v = &obj.Members[i].Value
+		}
+	}
+	return v
+}
+
+// stringList decodes v, which must be a list of strings.
+func stringList(file string, src []byte, v *hujson.Value, key string) ([]string, error) {
+	arr, ok := v.Value.(*hujson.Array)
+	if !ok {
+		return nil, docError(file, src, v, key+": want a list of strings")
+	}
+	out := make([]string, 0, len(arr.Elements))
+	for i := range arr.Elements {
+		lit, ok := arr.Elements[i].Value.(hujson.Literal)
+		if !ok || lit.Kind() != '"' {
+			return nil, docError(file, src, &arr.Elements[i], key+": want a string")
+		}
+		out = append(out, lit.String())
+	}
+	return out, nil
 }
 
 // claudeProjectRoot is what Claude Code's "/path" rules are relative to:
@@ -184,6 +229,10 @@ func importClaude(perms claudePermissions, root string) *imported {
 			imp.rules++
 			imp.add(l.name, rule, root)
 		}
+	}
+	for _, d := range perms.AdditionalDirectories {
+		imp.rules++
+		imp.skipped = append(imp.skipped, skipped{"additionalDirectories", d, "opens a directory to the agent's file tools; give the sandbox what it needs there with filesystem.allowWrite yourself"})
 	}
 	return imp
 }

@@ -71,12 +71,17 @@ func (o *hookOptions) cursorDecide(raw []byte, rerr error) (string, error) {
 	var name struct {
 		HookEventName string `json:"hook_event_name"`
 	}
-	if err := json.Unmarshal(raw, &name); err == nil && !cursorJudged[name.HookEventName] {
+	if err := json.Unmarshal(raw, &name); err == nil && name.HookEventName != "" && !cursorJudged[name.HookEventName] {
 		return "", nil // an event fence does not judge, whatever its fields
 	}
 	ev, err := parseCursorEvent(raw)
 	if err != nil {
 		return "", err
+	}
+	if ev.HookEventName == "" {
+		// fence's entries are under the events it judges, and Cursor names
+		// every event: one without a name is not to be let through.
+		return "", errors.New("the hook event has no hook_event_name, so the call is refused")
 	}
 	dir, err := cursorDir(ev)
 	if err != nil {

@@ -46,8 +46,8 @@ func (o *importOptions) run(stdout, stderr io.Writer) error {
 	if !o.claude {
 		return errors.New("say whose settings to import: --claude")
 	}
-	if o.policy.settings != "" || o.policy.template != "" {
-		return errors.New("--settings and --template do not apply to import: use --file to choose what to read and -o where to write")
+	if o.policy.settings != "" || o.policy.template != "" || !o.policy.rules.IsZero() {
+		return errors.New("policy flags do not apply to import: use --file to choose what to read and -o where to write, then edit what it wrote")
 	}
 	file, err := o.settingsFile()
 	if err != nil {

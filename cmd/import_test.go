@@ -209,16 +209,33 @@ func checkDiscoveredTrusted(t *testing.T) {
 	}
 }
 
-// TestImportClaudeFlags checks the refusals of the command line.
+// TestImportClaudeFlags checks the refusals of the command line, with a
+// valid ~/.claude/settings.json so that only the flags are at fault.
 func TestImportClaudeFlags(t *testing.T) {
-	for _, args := range [][]string{
-		{"import"},
-		{"import", "--claude", "-t", "code"},
-		{"import", "--claude", "--file", filepath.Join(t.TempDir(), "missing.json")},
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte(`{"permissions": {"deny": ["Bash(git push)"]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := Main([]string{"import", "--claude"}, &bytes.Buffer{}, &bytes.Buffer{}); code != 0 {
+		t.Fatalf("import --claude: exit %d, want 0", code)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"import"}, "say whose settings to import: --claude"},
+		{[]string{"import", "--claude", "-t", "code"}, "policy flags do not apply to import"},
+		{[]string{"import", "--claude", "--deny-read", "/x"}, "policy flags do not apply to import"},
+		{[]string{"import", "--claude", "--file", filepath.Join(home, "missing.json")}, "read Claude Code settings: "},
 	} {
-		var stderr bytes.Buffer
-		if code := Main(args, &bytes.Buffer{}, &stderr); code != sandbox.ExitFenceError || !strings.HasPrefix(stderr.String(), "fence: error: ") {
-			t.Errorf("%q: exit %d, stderr %q; want an error", args, code, stderr.String())
+		var stdout, stderr bytes.Buffer
+		code := Main(c.args, &stdout, &stderr)
+		if code != sandbox.ExitFenceError || !strings.HasPrefix(stderr.String(), "fence: error: "+c.want) || stdout.Len() != 0 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want an error %q", c.args, code, stdout.String(), stderr.String(), c.want)
 		}
 	}
 }

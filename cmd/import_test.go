@@ -239,3 +239,51 @@ func TestImportClaudeFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestImportClaudeMeaning imports rules and asks `fence check` about the
+// result, so that what a rule meant in Claude Code is what fence decides.
+func TestImportClaudeMeaning(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	work := t.TempDir()
+	t.Chdir(work)
+	settings := filepath.Join(work, "settings.json")
+	rules := `{"permissions": {
+		"allow": ["Edit(src/**)", "WebFetch(domain:*.example.com)", "Bash(npm run deploy --dry-run)"],
+		"deny": ["Bash(npm run deploy:*)", "Bash(curl *)", "Read(.env)", "Read(./secrets/**)", "Edit(src/generated/)", "WebFetch(domain:evil.example.com)"]
+	}}`
+	if err := os.WriteFile(settings, []byte(rules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, stderr bytes.Buffer
+	if code := Main([]string{"import", "--claude", "--file", settings}, &out, &stderr); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, stderr.String())
+	}
+	config := filepath.Join(work, "imported.jsonc")
+	if err := os.WriteFile(config, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		query []string
+		want  int // 0 allowed, 1 denied
+	}{
+		{[]string{"command", "npm run deploy --prod"}, 1},
+		{[]string{"command", "npm run deploy --dry-run"}, 1}, // a Claude Code deny beats its allow
+		{[]string{"command", "npm run test"}, 0},
+		{[]string{"command", "curl https://example.com"}, 1},
+		{[]string{"read", "sub/dir/.env"}, 1},
+		{[]string{"read", "secrets/key"}, 1},
+		{[]string{"read", "README"}, 0},
+		{[]string{"write", "src/main.go"}, 0},
+		{[]string{"write", "src/generated/x.go"}, 1},
+		{[]string{"url", "https://api.example.com/x"}, 0},
+		{[]string{"url", "https://evil.example.com/x"}, 1}, // denied although *.example.com is allowed
+	} {
+		var stdout, errb bytes.Buffer
+		code := Main(append([]string{"-s", config, "check"}, c.query...), &stdout, &errb)
+		if code != c.want {
+			t.Errorf("fence check %q = exit %d, want %d\n%s%s", c.query, code, c.want, stdout.String(), errb.String())
+		}
+	}
+}

@@ -263,7 +263,7 @@ func (imp *imported) add(list, rule, root string) {
 // every key with one entry a line, each followed by the rule it came from.
 func (imp *imported) render(file string) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "// Imported by \"fence import --claude\" from the permission rules in\n// %s.\n", file)
+	fmt.Fprintf(&b, "// Imported by \"fence import --claude\" from the permission rules in\n// %s.\n", oneLine(file))
 	b.WriteString("// Each entry names the Claude Code rule it came from. Review what this\n")
 	b.WriteString("// resolves to with: fence config show\n")
 	if len(imp.skipped) > 0 {

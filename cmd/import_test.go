@@ -287,3 +287,16 @@ func TestImportClaudeMeaning(t *testing.T) {
 		}
 	}
 }
+
+// TestImportClaudeRenderOneLine checks that a file name or rule with a
+// line break stays inside its comment: the output loads and holds only
+// the one entry.
+func TestImportClaudeRenderOneLine(t *testing.T) {
+	imp := &imported{keys: map[string][]importEntry{}}
+	imp.add("deny", "Read(x\n\"filesystem\": {\"allowWrite\": [\"/\"]})", "/proj")
+	imp.add("deny", "Bash(git\npush)", "/proj")
+	res := loadImportedFile(t, imp.render("a\n{\"filesystem\": {\"allowWrite\": [\"/\"]}}\n//"))
+	if got := res.Config.Filesystem.AllowWrite; len(got) != 0 {
+		t.Errorf("allowWrite = %q, want none", got)
+	}
+}

@@ -99,7 +99,11 @@ func (o *importOptions) settingsFile() (string, error) {
 }
 
 // write puts text at -o, refusing to replace a file without --force, and
-// records it as trusted: fence wrote it, from rules the user chose.
+// records it as trusted when it comes from the user's own Claude Code
+// settings: fence wrote it, from rules the user chose. Rules from another
+// file (a project's .claude/settings.json, which a sandboxed command may
+// have written) are not vouched for: the user reads them and trusts the
+// result with fence config trust.
 func (o *importOptions) write(opts policy.Options, text []byte, stderr io.Writer) error {
 	target, err := filepath.Abs(o.output)
 	if err != nil {
@@ -109,6 +113,10 @@ func (o *importOptions) write(opts policy.Options, text []byte, stderr io.Writer
 		return err
 	}
 	fmt.Fprintf(stderr, "fence: wrote %s; see what it resolves to with: fence config show -s %s\n", target, shellQuote(target))
+	if o.file != "" {
+		fmt.Fprintf(stderr, "fence: not trusted: its rules come from %s, which a sandboxed command may have written; read it, then: fence config trust %s\n", o.file, shellQuote(target))
+		return nil
+	}
 	return recordTrust(opts, stderr, text, target)
 }
 

@@ -191,6 +191,26 @@ func TestImportClaudeWrite(t *testing.T) {
 		t.Errorf("--force wrote:\n%s", b)
 	}
 	checkDiscoveredTrusted(t)
+
+	// Rules from a project's settings, which a sandboxed command may have
+	// written, are written but not vouched for.
+	projectSettings := filepath.Join(project, ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(projectSettings), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(projectSettings, []byte(`{"permissions": {"allow": ["Edit(//**)"]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if code := Main([]string{"import", "--claude", "--file", projectSettings, "-o", "fence.jsonc", "--force"}, &bytes.Buffer{}, &stderr); code != 0 {
+		t.Fatalf("import --file -o: exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "fence: not trusted: its rules come from "+projectSettings) || strings.Contains(stderr.String(), "fence: trusted") {
+		t.Errorf("stderr does not say the import from a project's settings is not trusted:\n%s", stderr.String())
+	}
+	if _, _, err := (&policyFlags{stderr: &bytes.Buffer{}}).load(); err == nil {
+		t.Errorf("a config imported from a project's settings loads as trusted")
+	}
 }
 
 // checkDiscoveredTrusted loads the config of the working directory as a

@@ -87,7 +87,8 @@ func (o *hookOptions) claudeDecide(raw []byte, rerr error) (*claudeDecision, err
 	if rerr != nil {
 		return nil, rerr
 	}
-	ev, err := parseClaudeEvent(raw)
+	var ev claudeEvent
+	err := parseHookEvent(raw, &ev, "Claude Code")
 	if err != nil {
 		var name struct {
 			ToolName string `json:"tool_name"`
@@ -119,21 +120,20 @@ func (o *hookOptions) claudeDecide(raw []byte, rerr error) (*claudeDecision, err
 	return claudeFile(pol, ev)
 }
 
-// parseClaudeEvent decodes an event, saying what is wrong with one it
-// cannot read.
-func parseClaudeEvent(raw []byte) (claudeEvent, error) {
-	var ev claudeEvent
-	err := json.Unmarshal(raw, &ev)
+// parseHookEvent decodes an agent's event into ev, saying what is wrong
+// with one it cannot read; agent names who sends it.
+func parseHookEvent(raw []byte, ev any, agent string) error {
+	err := json.Unmarshal(raw, ev)
 	var te *json.UnmarshalTypeError
 	switch {
 	case err == nil:
-		return ev, nil
+		return nil
 	case errors.As(err, &te) && te.Field != "":
-		return ev, fmt.Errorf("the hook event's %s is a JSON %s, not what Claude Code sends, so the call is refused", te.Field, te.Value)
+		return fmt.Errorf("the hook event's %s is a JSON %s, not what %s sends, so the call is refused", te.Field, te.Value, agent)
 	case errors.As(err, &te):
-		return ev, fmt.Errorf("the hook event is a JSON %s, not an object, so the call is refused", te.Value)
+		return fmt.Errorf("the hook event is a JSON %s, not an object, so the call is refused", te.Value)
 	}
-	return ev, fmt.Errorf("the hook event is not valid JSON (%v), so the call is refused", err)
+	return fmt.Errorf("the hook event is not valid JSON (%v), so the call is refused", err)
 }
 
 // inputString is the string field of the tool's input; missing or not a

@@ -74,7 +74,8 @@ func (o *hookOptions) cursorDecide(raw []byte, rerr error) (string, error) {
 	if err := json.Unmarshal(raw, &name); err == nil && name.HookEventName != "" && !cursorJudged[name.HookEventName] {
 		return "", nil // an event fence does not judge, whatever its fields
 	}
-	ev, err := parseCursorEvent(raw)
+	var ev cursorEvent
+	err := parseHookEvent(raw, &ev, "Cursor")
 	if err != nil {
 		return "", err
 	}
@@ -99,23 +100,6 @@ func (o *hookOptions) cursorDecide(raw []byte, rerr error) (string, error) {
 		return reason, nil
 	}
 	return cursorRead(pol, dir, ev)
-}
-
-// parseCursorEvent decodes an event, saying what is wrong with one it
-// cannot read.
-func parseCursorEvent(raw []byte) (cursorEvent, error) {
-	var ev cursorEvent
-	err := json.Unmarshal(raw, &ev)
-	var te *json.UnmarshalTypeError
-	switch {
-	case err == nil:
-		return ev, nil
-	case errors.As(err, &te) && te.Field != "":
-		return ev, fmt.Errorf("the hook event's %s is a JSON %s, not what Cursor sends, so the call is refused", te.Field, te.Value)
-	case errors.As(err, &te):
-		return ev, fmt.Errorf("the hook event is a JSON %s, not an object, so the call is refused", te.Value)
-	}
-	return ev, fmt.Errorf("the hook event is not valid JSON (%v), so the call is refused", err)
 }
 
 // cursorDir is the directory the call is judged from: the command's cwd,

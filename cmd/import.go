@@ -36,7 +36,7 @@ func newImportCmd(pf *policyFlags, stdout, stderr io.Writer) *cobra.Command {
 	f := c.Flags()
 	f.BoolVar(&o.claude, "claude", false, "import Claude Code's permissions.allow and permissions.deny rules")
 	f.StringVar(&o.file, "file", "", "the settings file to read (default ~/.claude/settings.json)")
-	f.StringVarP(&o.output, "output", "o", "", "write the config to this file, and trust it, instead of printing it")
+	f.StringVarP(&o.output, "output", "o", "", "write the config to this file instead of printing it (trusted when made from your own settings)")
 	f.BoolVar(&o.force, "force", false, "with -o, replace an existing file")
 	return c
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -18,24 +20,35 @@ import (
 // flags (-s, -t, the rule flags) the hook judges with and passes on to
 // every command it wraps.
 type hookOptions struct {
-	policy     *policyFlags
-	claudeFlag bool // --claude-pre-tool-use
-	cursorFlag bool // --cursor-pre-tool-use
-	stderr     io.Writer
+	policy  *policyFlags
+	flagged map[string]*bool // --AGENT-pre-tool-use, by agent
+	stderr  io.Writer
 }
 
-// upstreamHookFlags are the root flags that settings written by upstream
-// fence call the hook with, and the agent each stands for.
-var upstreamHookFlags = map[string]string{"--claude-pre-tool-use": "claude", "--cursor-pre-tool-use": "cursor"}
+// hookRuntime answers one event of an agent: the raw event, the error
+// reading it, and where the answer goes.
+type hookRuntime func(o *hookOptions, raw []byte, rerr error, stdout io.Writer) error
+
+// hookRuntimes are the agents `fence hook` answers, by name; each agent's
+// file adds its own.
+var hookRuntimes = map[string]hookRuntime{}
+
+// hookNames are the agents of hookRuntimes, sorted.
+func hookNames() []string { return slices.Sorted(maps.Keys(hookRuntimes)) }
+
+// upstreamHookFlag is the root flag that settings written by upstream
+// fence call the agent's hook with.
+func upstreamHookFlag(agent string) string { return "--" + agent + "-pre-tool-use" }
 
 // maxEvent bounds the event a hook reads: a Write carries the whole
 // file, and an event that does not fit is refused, not cut short.
 const maxEvent = 64 << 20
 
 func newHookCmd(pf *policyFlags, stdout, stderr io.Writer) *cobra.Command {
-	o := &hookOptions{policy: pf, stderr: stderr}
+	o := &hookOptions{policy: pf, stderr: stderr, flagged: map[string]*bool{}}
+	names := hookNames()
 	c := &cobra.Command{
-		Use:   "hook claude|cursor",
+		Use:   "hook " + strings.Join(names, "|"),
 		Short: "Answer an agent's tool-call hook: read its event on stdin, deny what the policy refuses, run shell calls under fence",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -43,33 +56,31 @@ func newHookCmd(pf *policyFlags, stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			event, rerr := readEvent(c.InOrStdin())
-			switch agent {
-			case "claude":
-				return o.claude(event, rerr, stdout)
-			case "cursor":
-				return o.cursor(event, rerr, stdout)
+			answer, ok := hookRuntimes[agent]
+			if !ok {
+				return fmt.Errorf("hook %q: no such agent; want one of %s", agent, strings.Join(names, ", "))
 			}
-			return fmt.Errorf("hook %q: no such agent; want claude or cursor", agent)
+			event, rerr := readEvent(c.InOrStdin())
+			return answer(o, event, rerr, stdout)
 		},
 	}
-	c.Flags().BoolVar(&o.claudeFlag, "claude-pre-tool-use", false, "answer a Claude Code PreToolUse event (as \"fence hook claude\")")
-	c.Flags().BoolVar(&o.cursorFlag, "cursor-pre-tool-use", false, "answer a Cursor hook event (as \"fence hook cursor\")")
+	for _, name := range names {
+		o.flagged[name] = c.Flags().Bool(upstreamHookFlag(name)[2:], false, fmt.Sprintf("answer the agent's event as \"fence hook %s\" does", name))
+	}
 	return c
 }
 
 // agent is the agent named by the argument or the upstream flag.
 func (o *hookOptions) agent(args []string) (string, error) {
 	var flagged []string
-	if o.claudeFlag {
-		flagged = append(flagged, "claude")
-	}
-	if o.cursorFlag {
-		flagged = append(flagged, "cursor")
+	for _, name := range hookNames() {
+		if *o.flagged[name] {
+			flagged = append(flagged, name)
+		}
 	}
 	switch {
 	case len(flagged) > 1:
-		return "", errors.New("--claude-pre-tool-use and --cursor-pre-tool-use name two agents")
+		return "", fmt.Errorf("%s and %s name two agents", upstreamHookFlag(flagged[0]), upstreamHookFlag(flagged[1]))
 	case len(args) == 1 && len(flagged) == 1 && args[0] != flagged[0]:
 		return "", fmt.Errorf("hook %s and --%s-pre-tool-use name two agents", args[0], flagged[0])
 	case len(args) == 1:
@@ -77,7 +88,7 @@ func (o *hookOptions) agent(args []string) (string, error) {
 	case len(flagged) == 1:
 		return flagged[0], nil
 	}
-	return "", errors.New(`name the agent: "fence hook claude" or "fence hook cursor"`)
+	return "", fmt.Errorf("name the agent: fence hook %s", strings.Join(hookNames(), "|"))
 }
 
 // hookAlias turns upstream's entry point (fence --claude-pre-tool-use
@@ -88,7 +99,8 @@ func hookAlias(args []string) []string {
 		if a == "--" || a == "-c" || slices.Contains(subcommands, a) {
 			return args
 		}
-		if agent, ok := upstreamHookFlags[a]; ok {
+		agent, ok := strings.CutSuffix(strings.TrimPrefix(a, "--"), "-pre-tool-use")
+		if _, known := hookRuntimes[agent]; ok && known && strings.HasPrefix(a, "--") {
 			return append([]string{"hook", agent}, slices.Delete(slices.Clone(args), i, i+1)...)
 		}
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
+func init() { hookRuntimes["claude"] = (*hookOptions).claude }
+
 // claudeEvent is the part of a Claude Code hook event fence reads.
 type claudeEvent struct {
 	HookEventName string                     `json:"hook_event_name"`

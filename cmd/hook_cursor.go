@@ -10,6 +10,8 @@ import (
 	"github.com/fence-sandbox/fence/policy"
 )
 
+func init() { hookRuntimes["cursor"] = (*hookOptions).cursor }
+
 // cursorEvent is the part of a Cursor hook event fence reads: the fields
 // every event carries, those of beforeShellExecution (command, cwd) and
 // those of beforeReadFile (file_path, attachments).

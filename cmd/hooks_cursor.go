@@ -6,6 +6,11 @@ import (
 	"github.com/tailscale/hujson"
 )
 
+func init() {
+	hooksAgents["cursor"] = hooksAgent{"cursor", []string{".cursor", "hooks.json"}, installCursorHook, uninstallCursorHook,
+		"fence's beforeShellExecution and beforeReadFile hooks", "Cursor: beforeShellExecution and beforeReadFile hooks in ~/.cursor/hooks.json"}
+}
+
 // cursorHookEvents are the Cursor hook events fence's entry answers, in
 // the order install adds them.
 var cursorHookEvents = []string{"beforeShellExecution", "beforeReadFile"}

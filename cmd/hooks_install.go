@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -22,28 +25,40 @@ var testOnlyFenceExe string
 
 type hooksOptions struct {
 	policy *policyFlags
-	action string // print, install or uninstall
-	claude bool
-	cursor bool
+	action string           // print, install or uninstall
+	agents map[string]*bool // --AGENT, by agent
 	file   string
 }
 
 // hooksAgent is what fence hooks needs to know of an agent: its hook's
 // name, its user-level settings file (under the home directory), how to
-// put fence's hook in and take it out, and what install says it added.
+// put fence's hook in and take it out, what install says it added, and
+// the help of its flag.
 type hooksAgent struct {
 	name      string
 	userFile  []string
 	install   func(file string, src []byte, command, self string) ([]byte, error)
 	uninstall func(file string, src []byte, self string) ([]byte, int, error)
 	added     string
+	help      string
 }
 
-var hooksAgents = map[string]hooksAgent{
-	"claude": {"claude", []string{".claude", "settings.json"}, installClaudeHook, uninstallClaudeHook,
-		"fence's PreToolUse hook for " + claudeMatcher},
-	"cursor": {"cursor", []string{".cursor", "hooks.json"}, installCursorHook, uninstallCursorHook,
-		"fence's beforeShellExecution and beforeReadFile hooks"},
+// hooksAgents are the agents fence hooks installs for, by name; each
+// agent's file adds its own.
+var hooksAgents = map[string]hooksAgent{}
+
+func init() {
+	hooksAgents["claude"] = hooksAgent{"claude", []string{".claude", "settings.json"}, installClaudeHook, uninstallClaudeHook,
+		"fence's PreToolUse hook for " + claudeMatcher, "Claude Code: a PreToolUse hook in ~/.claude/settings.json"}
+}
+
+// hooksAgentFlags are the agents' flags, sorted, as usage shows them.
+func hooksAgentFlags() string {
+	var flags []string
+	for _, name := range slices.Sorted(maps.Keys(hooksAgents)) {
+		flags = append(flags, "--"+name)
+	}
+	return strings.Join(flags, "|")
 }
 
 func newHooksCmd(pf *policyFlags, stdout, stderr io.Writer) *cobra.Command {
@@ -57,15 +72,16 @@ func newHooksCmd(pf *policyFlags, stdout, stderr io.Writer) *cobra.Command {
 		"uninstall": "Remove fence's hooks, and only those, from the agent's settings",
 	}
 	for _, action := range []string{"print", "install", "uninstall"} {
-		o := &hooksOptions{policy: pf, action: action}
+		o := &hooksOptions{policy: pf, action: action, agents: map[string]*bool{}}
 		sub := &cobra.Command{
-			Use:   action + " --claude|--cursor [--file PATH]",
+			Use:   action + " " + hooksAgentFlags() + " [--file PATH]",
 			Short: shorts[action],
 			Args:  cobra.NoArgs,
 			RunE:  func(*cobra.Command, []string) error { return o.run(stdout, stderr) },
 		}
-		sub.Flags().BoolVar(&o.claude, "claude", false, "Claude Code: a PreToolUse hook in ~/.claude/settings.json")
-		sub.Flags().BoolVar(&o.cursor, "cursor", false, "Cursor: beforeShellExecution and beforeReadFile hooks in ~/.cursor/hooks.json")
+		for _, name := range slices.Sorted(maps.Keys(hooksAgents)) {
+			o.agents[name] = sub.Flags().Bool(name, false, hooksAgents[name].help)
+		}
 		sub.Flags().StringVar(&o.file, "file", "", "edit this settings file (such as a project's .claude/settings.json or .cursor/hooks.json) instead of the user's")
 		c.AddCommand(sub)
 	}
@@ -74,15 +90,19 @@ func newHooksCmd(pf *policyFlags, stdout, stderr io.Writer) *cobra.Command {
 
 // agent is the agent the flags name: exactly one.
 func (o *hooksOptions) agent() (hooksAgent, error) {
-	switch {
-	case o.claude && o.cursor:
-		return hooksAgent{}, errors.New("name one agent: --claude or --cursor")
-	case o.cursor:
-		return hooksAgents["cursor"], nil
-	case o.claude:
-		return hooksAgents["claude"], nil
+	var named []string
+	for _, name := range slices.Sorted(maps.Keys(o.agents)) {
+		if *o.agents[name] {
+			named = append(named, name)
+		}
 	}
-	return hooksAgent{}, errors.New("say which agent's hooks: --claude or --cursor")
+	switch len(named) {
+	case 0:
+		return hooksAgent{}, fmt.Errorf("say which agent's hooks: one of %s", hooksAgentFlags())
+	case 1:
+		return hooksAgents[named[0]], nil
+	}
+	return hooksAgent{}, fmt.Errorf("name one agent: --%s and --%s name two", named[0], named[1])
 }
 
 func (o *hooksOptions) run(stdout, stderr io.Writer) error {

@@ -119,10 +119,40 @@ func readEvent(r io.Reader) ([]byte, error) {
 	return b, nil
 }
 
+// diskNeed is how much of the policy's meaning on the disk a decision
+// depends on.
+type diskNeed int
+
+const (
+	// needNoDisk: a shell command or a URL, judged by the command and
+	// network rules; the command runs under a fence that prepares the
+	// disk itself.
+	needNoDisk diskNeed = iota
+	// needLinks: a read, judged by rules resolved through their links.
+	needLinks
+	// needAll: a write, judged by those and the control files of the
+	// repositories found.
+	needAll
+)
+
+// needFor is the diskNeed of a file access: "read" or "write".
+func needFor(access string) diskNeed {
+	if access == "read" {
+		return needLinks
+	}
+	return needAll
+}
+
 // loadIn loads the policy as a run in dir would (config discovery from
 // dir, trust, the policy flags), and fixes its meaning on the disk as
 // `fence check` does.
 func (o *hookOptions) loadIn(dir string) (*policy.Policy, error) {
+	return o.loadFor(dir, needAll)
+}
+
+// loadFor is loadIn that fixes only as much of the policy's meaning on
+// the disk as the decision depends on: a hook answers once per tool call.
+func (o *hookOptions) loadFor(dir string, need diskNeed) (*policy.Policy, error) {
 	opts, err := o.policy.options()
 	if err != nil {
 		return nil, err
@@ -148,7 +178,13 @@ func (o *hookOptions) loadIn(dir string) (*policy.Policy, error) {
 		return nil, err
 	}
 	pol := compileResolved(res, opts)
-	if _, err := prepareOnDisk(pol, res, opts, o.stderr); err != nil {
+	switch need {
+	case needLinks:
+		_, err = resolveLinks(pol, opts, o.stderr)
+	case needAll:
+		_, err = prepareOnDisk(pol, res, opts, o.stderr)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return pol, nil

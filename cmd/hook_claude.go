@@ -109,7 +109,11 @@ func (o *hookOptions) claudeDecide(raw []byte, rerr error) (*claudeDecision, err
 	if !filepath.IsAbs(ev.Cwd) {
 		return nil, fmt.Errorf("%s event without an absolute cwd (%q), so the call is refused", ev.ToolName, ev.Cwd)
 	}
-	pol, err := o.loadIn(filepath.Clean(ev.Cwd))
+	need := needNoDisk
+	if t, file := claudeFileTools[ev.ToolName]; file {
+		need = needFor(t.access)
+	}
+	pol, err := o.loadFor(filepath.Clean(ev.Cwd), need)
 	if err != nil {
 		return nil, fmt.Errorf("the policy for %s: %w", ev.Cwd, err)
 	}

@@ -90,7 +90,11 @@ func (o *hookOptions) cursorDecide(raw []byte, rerr error) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	pol, err := o.loadIn(dir)
+	need := needLinks
+	if ev.HookEventName == "beforeShellExecution" {
+		need = needNoDisk
+	}
+	pol, err := o.loadFor(dir, need)
 	if err != nil {
 		return "", fmt.Errorf("the policy for %s: %w", dir, err)
 	}

@@ -140,7 +140,15 @@ func mustTB(t testing.TB, err error) {
 func TestHookClaudeAgreesWithCheck(t *testing.T) {
 	work := hookWorkspace(t)
 	settings := work + "/fence.jsonc"
-	paths := []string{"src/main.go", "innocent", "secret", "SECRET/Key.pem", "fence.jsonc", ".bashrc", "missing/a/b", "/etc/hosts", "../x", "src/../secret/key.pem"}
+	paths := []string{"src/main.go", "innocent", "secret", "SECRET/Key.pem", "fence.jsonc", ".bashrc", "missing/a/b", "/etc/hosts", "../x", "src/../secret/key.pem",
+		"repo/.git/hooks/pre-commit", "repo/.git/config", "repo/main.go"}
+	// A repository: writes to its control files are refused by what the
+	// disk holds (the hook prepares only as much as the access needs).
+	for _, d := range []string{"objects", "refs", "hooks"} {
+		mustTB(t, os.MkdirAll(work+"/repo/.git/"+d, 0o755))
+	}
+	mustTB(t, os.WriteFile(work+"/repo/.git/HEAD", []byte("ref: refs/heads/main\n"), 0o644))
+	mustTB(t, os.WriteFile(work+"/repo/.git/config", nil, 0o644))
 	t.Chdir(work)
 	for tool, ft := range claudeFileTools {
 		for _, p := range paths {

@@ -16,14 +16,9 @@ import (
 // repository a run could write into are protected. What was read on the
 // way is returned for the plan's own walks and after-run checks.
 func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, opts policy.Options, stderr io.Writer) (*sandbox.Disk, error) {
-	disk := sandbox.NewDisk()
-	disk.AddLinkTrees(historyOf(opts).trees())
-	dropped, err := sandbox.GuardLinks(pol, disk)
+	disk, err := resolveLinks(pol, opts, stderr)
 	if err != nil {
 		return nil, err
-	}
-	for _, d := range dropped {
-		fmt.Fprintf(stderr, "fence: warning: %s\n", d)
 	}
 	found, err := sandbox.FindRepos(pol, sandbox.Budget(pol), disk)
 	if err != nil {
@@ -33,5 +28,22 @@ func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, opts policy.Options
 	pol.ProtectGitNamed(found.UserNamed)
 	pol.ProtectUnlisted(found.Unlisted)
 	pol.ProtectNewGit(found.NewGit)
+	return disk, nil
+}
+
+// resolveLinks is the first half of prepareOnDisk: the rules resolved
+// through their links, the links out of writable trees dropped. What a
+// read is allowed depends on no more than that; the repositories found
+// after it add write protections only.
+func resolveLinks(pol *policy.Policy, opts policy.Options, stderr io.Writer) (*sandbox.Disk, error) {
+	disk := sandbox.NewDisk()
+	disk.AddLinkTrees(historyOf(opts).trees())
+	dropped, err := sandbox.GuardLinks(pol, disk)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dropped {
+		fmt.Fprintf(stderr, "fence: warning: %s\n", d)
+	}
 	return disk, nil
 }

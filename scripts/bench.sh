@@ -39,8 +39,8 @@ go test ./cmd -run '^$' -bench PlanProtections -benchtime 20x
 echo "== fence check --stdin in process (decisions/s; the target is 100,000)"
 go test ./cmd -run '^$' -bench CheckStdin -benchtime 20x
 
-echo "== fence hook claude in process: one decision with the policy loaded from the event's cwd, for a Bash and a Read call (p50/p99 ms; the target is a p99 under 5 ms)"
-go test ./cmd -run '^$' -bench HookClaude -benchtime 2000x
+echo "== fence hook AGENT in process: one decision with the policy loaded from the event's cwd, for a shell and a file call of each agent (p50/p99 ms; the target is a p99 under 5 ms)"
+go test ./cmd -run '^$' -bench 'Hook(Claude|Cursor)$' -benchtime 2000x
 
 echo "== proxies: bulk through a CONNECT tunnel vs direct loopback, cost of a new connection"
 go test ./sandbox/proxy -run '^$' -bench 'Direct|ConnectTunnel|NewConnectionTunnel$|HelloReader|SNIGate' -benchtime 2s -benchmem
@@ -143,20 +143,23 @@ end=$(date +%s%N)
 answers=$(wc -l <"$work/answers.jsonl")
 awk -v ns=$((end - start)) -v n="$answers" 'BEGIN { printf "%-56s %8.0f decisions/s (%d answers)\n", "fence check --stdin", n / (ns / 1e9), n }'
 
-# hook_ms NAME EVENT: the p50 and p99 wall time of $runs runs of fence
-# hook claude answering EVENT, as Claude Code runs it, once per call.
+# hook_ms AGENT NAME EVENT: the p50 and p99 wall time of $runs runs of
+# fence hook AGENT answering EVENT, as the agent runs it, once per call.
 hook_ms() {
-	local name=$1 i start end
-	printf '%s\n' "$2" >"$work/event.json"
+	local agent=$1 name=$2 i start end
+	printf '%s\n' "$3" >"$work/event.json"
 	for ((i = 0; i < runs; i++)); do
 		start=$(date +%s%N)
-		"$work/fence" hook claude <"$work/event.json" >/dev/null 2>&1 || true
+		"$work/fence" hook "$agent" <"$work/event.json" >/dev/null 2>&1 || true
 		end=$(date +%s%N)
 		echo $((end - start))
 	done | sort -n | awk -v n="$name" '{ a[NR] = $1 } END { printf "%-56s p50 %6.2f ms  p99 %6.2f ms\n", n, a[int((NR + 1) / 2)] / 1e6, a[int(NR * 0.99 + 0.5)] / 1e6 }'
 }
-echo "== fence hook claude, whole processes, $runs runs (the project config -> @base -> code chain, trusted)"
+echo "== fence hook AGENT, whole processes, $runs runs (the project config -> @base -> code chain, trusted)"
 "$work/fence" config trust >/dev/null
-hook_ms "fence hook claude: Bash" '{"hook_event_name":"PreToolUse","cwd":"'"$PWD"'","tool_name":"Bash","tool_input":{"command":"go test ./... && git status"}}'
-hook_ms "fence hook claude: Read" '{"hook_event_name":"PreToolUse","cwd":"'"$PWD"'","tool_name":"Read","tool_input":{"file_path":"'"$PWD"'/.env"}}'
+hook_ms claude "fence hook claude: Bash" '{"hook_event_name":"PreToolUse","cwd":"'"$PWD"'","tool_name":"Bash","tool_input":{"command":"go test ./... && git status"}}'
+hook_ms claude "fence hook claude: Read" '{"hook_event_name":"PreToolUse","cwd":"'"$PWD"'","tool_name":"Read","tool_input":{"file_path":"'"$PWD"'/.env"}}'
+hook_ms claude "fence hook claude: Write" '{"hook_event_name":"PreToolUse","cwd":"'"$PWD"'","tool_name":"Write","tool_input":{"file_path":"'"$PWD"'/main.go","content":"package main\n"}}'
+hook_ms cursor "fence hook cursor: beforeShellExecution" '{"hook_event_name":"beforeShellExecution","cwd":"'"$PWD"'","workspace_roots":["'"$PWD"'"],"command":"go test ./... && git status"}'
+hook_ms cursor "fence hook cursor: beforeReadFile" '{"hook_event_name":"beforeReadFile","workspace_roots":["'"$PWD"'"],"file_path":"'"$PWD"'/.env","content":""}'
 cd "$root"

@@ -1,0 +1,232 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/fence-sandbox/fence/policy"
+)
+
+func init() { hookRuntimes["codex"] = (*hookOptions).codex }
+
+// OpenAI Codex's PreToolUse hook, as its Hooks documentation describes
+// it: the event is Claude Code's (session_id, cwd, hook_event_name,
+// tool_name, tool_input, ...), and so is the answer (hookSpecificOutput
+// with hookEventName, permissionDecision, permissionDecisionReason,
+// updatedInput). Codex names every shell tool "Bash" with the command in
+// tool_input.command, names its file edit tool "apply_patch" with the
+// patch in tool_input.command, and names MCP tools mcp__SERVER__TOOL.
+//
+// Where Codex differs from Claude Code, and what fence does about it:
+//   - A bare "allow" (without updatedInput) and "ask" are answers Codex
+//     refuses, and a refused answer counts as a failed hook, which lets
+//     the call run. So fence answers "deny" with a reason, "allow" only
+//     with updatedInput (the call rewritten to run under fence), or
+//     nothing at all.
+//   - updatedInput is honoured for shell calls when paired with "allow"
+//     (Codex releases before that ignore it, and run the command as the
+//     model wrote it, after fence judged it).
+//   - The shell command comes as a string, as a JSON array of words, or
+//     as {"kind":"argv","program":...,"args":[...]}; a rewrite keeps the
+//     shape it came in, since Codex refuses one that changes it. A shape
+//     fence does not know (a PowerShell script) is refused.
+
+// codexJudged are the Codex tools fence judges; others pass untouched.
+var codexJudged = map[string]bool{"Bash": true, "apply_patch": true}
+
+// codex answers one Codex PreToolUse event. It writes nothing where
+// Codex's own approval flow is to decide: a tool fence does not judge, a
+// patch the policy allows, a command that runs under fence already.
+func (o *hookOptions) codex(raw []byte, rerr error, stdout io.Writer) error {
+	ans, err := o.codexDecide(raw, rerr)
+	if err != nil {
+		ans = &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: "fence: " + err.Error()}
+	}
+	if ans == nil {
+		return nil
+	}
+	ans.HookEventName = "PreToolUse"
+	b, err := json.Marshal(claudeAnswer{*ans})
+	if err != nil {
+		return fmt.Errorf("encode the answer: %w", err)
+	}
+	_, err = stdout.Write(append(b, '\n'))
+	return err
+}
+
+// codexDecide is the answer to the event, nil for none; an error denies
+// the call (fail closed).
+func (o *hookOptions) codexDecide(raw []byte, rerr error) (*claudeDecision, error) {
+	if rerr != nil {
+		return nil, rerr
+	}
+	var ev claudeEvent
+	if err := parseHookEvent(raw, &ev, "Codex"); err != nil {
+		var name struct {
+			ToolName string `json:"tool_name"`
+		}
+		if json.Unmarshal(raw, &name) == nil && !codexJudged[name.ToolName] {
+			return nil, nil // a tool fence does not judge, whatever its input
+		}
+		return nil, err
+	}
+	if !codexJudged[ev.ToolName] || ev.HookEventName != "" && ev.HookEventName != "PreToolUse" {
+		return nil, nil
+	}
+	if ev.HookEventName == "" {
+		// Codex names every event, and fence's entry is under PreToolUse:
+		// an unnamed one is not to be let through.
+		return nil, fmt.Errorf("%s event without a hook_event_name, so the call is refused", ev.ToolName)
+	}
+	if ev.ToolInput == nil {
+		return nil, fmt.Errorf("%s event without tool_input, so the call is refused", ev.ToolName)
+	}
+	if !filepath.IsAbs(ev.Cwd) {
+		return nil, fmt.Errorf("%s event without an absolute cwd (%q), so the call is refused", ev.ToolName, ev.Cwd)
+	}
+	ev.Cwd = filepath.Clean(ev.Cwd)
+	pol, err := o.loadIn(ev.Cwd)
+	if err != nil {
+		return nil, fmt.Errorf("the policy for %s: %w", ev.Cwd, err)
+	}
+	if ev.ToolName == "apply_patch" {
+		return codexPatch(pol, ev)
+	}
+	return o.codexShell(pol, ev)
+}
+
+// codexCommand is a Codex shell call's command in the shape it came in.
+type codexCommand struct {
+	shape string   // "script", "array" or "argv"
+	line  string   // the command line fence judges and wraps
+	words []string // the words of an array or argv command
+}
+
+// codexShellCommand reads the shell command of the event's tool_input.
+func codexShellCommand(ev claudeEvent) (codexCommand, error) {
+	in := ev.ToolInput
+	var kind string
+	if v, ok := in["kind"]; ok && json.Unmarshal(v, &kind) != nil {
+		return codexCommand{}, errors.New("Bash event whose tool_input.kind is not a string, so the call is refused")
+	}
+	_, program := in["program"]
+	_, args := in["args"]
+	switch {
+	case kind == "argv" || kind == "" && (program || args) && in["command"] == nil:
+		return codexArgv(in)
+	case kind != "" && kind != "script":
+		return codexCommand{}, fmt.Errorf("Bash event of kind %q, which fence cannot judge (it judges POSIX shell commands), so the call is refused", kind)
+	case program || args:
+		return codexCommand{}, errors.New("Bash event with both a command script and argv fields, so the call is refused")
+	}
+	var s string
+	if err := json.Unmarshal(in["command"], &s); err == nil && s != "" {
+		return codexCommand{shape: "script", line: s}, nil
+	}
+	var words []string
+	if err := json.Unmarshal(in["command"], &words); err == nil && len(words) > 0 && words[0] != "" {
+		return codexCommand{shape: "array", words: words}, nil
+	}
+	return codexCommand{}, errors.New("Bash event without a string or word-list tool_input.command, so the call is refused")
+}
+
+// codexArgv reads a {"kind":"argv","program":...,"args":[...]} command.
+func codexArgv(in map[string]json.RawMessage) (codexCommand, error) {
+	var program string
+	var args []string
+	if json.Unmarshal(in["program"], &program) != nil || program == "" {
+		return codexCommand{}, errors.New("Bash argv event without a string tool_input.program, so the call is refused")
+	}
+	if v, ok := in["args"]; ok && json.Unmarshal(v, &args) != nil {
+		return codexCommand{}, errors.New("Bash argv event whose tool_input.args is not a list of strings, so the call is refused")
+	}
+	return codexCommand{shape: "argv", words: append([]string{program}, args...)}, nil
+}
+
+// codexShell judges a shell call as the Claude Code hook does and
+// rewrites it to run under fence with the hook's policy flags.
+func (o *hookOptions) codexShell(pol *policy.Policy, ev claudeEvent) (*claudeDecision, error) {
+	c, err := codexShellCommand(ev)
+	if err != nil {
+		return nil, err
+	}
+	self := selfPath()
+	if c.shape != "script" {
+		c.line = o.argvLine(self, c.words)
+	}
+	reason, wrapped := o.shellRefusal(pol, self, c.line, "the hook runs every command under fence with its own policy")
+	switch {
+	case reason != "":
+		return &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: reason}, nil
+	case wrapped:
+		return nil, nil // under fence already; Codex refuses a bare allow
+	}
+	return &claudeDecision{PermissionDecision: "allow", PermissionDecisionReason: "fence: runs under fence",
+		UpdatedInput: o.codexRewrite(self, ev.ToolInput, c)}, nil
+}
+
+// argvLine is the command line that runs words. A list that is this
+// hook's own wrapping (fence, its policy flags, -c, a command) comes back
+// as the line wrap makes, so that it is recognised and not wrapped twice.
+func (o *hookOptions) argvLine(self string, words []string) string {
+	prefix := append(append([]string{self}, o.wrapArgs()...), "-c")
+	if len(words) == len(prefix)+1 && slices.Equal(words[:len(prefix)], prefix) {
+		return o.wrap(self, words[len(prefix)])
+	}
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		quoted[i] = shellQuote(w)
+	}
+	return strings.Join(quoted, " ")
+}
+
+// codexRewrite is the call's tool_input with its command run under
+// fence, in the shape the command came in. An argv rewrite leaves out
+// the display command: Codex checks one given against its own quoting of
+// program and args, and needs none.
+func (o *hookOptions) codexRewrite(self string, in map[string]json.RawMessage, c codexCommand) map[string]json.RawMessage {
+	out := maps.Clone(in)
+	argv := append(append([]string{self}, o.wrapArgs()...), "-c", c.line)
+	switch c.shape {
+	case "script":
+		out["command"], _ = json.Marshal(o.wrap(self, c.line))
+	case "array":
+		out["command"], _ = json.Marshal(argv)
+	default:
+		delete(out, "command")
+		out["program"], _ = json.Marshal(argv[0])
+		out["args"], _ = json.Marshal(argv[1:])
+	}
+	return out
+}
+
+// codexPatch judges every file an apply_patch call adds, updates,
+// deletes or moves (source and destination) as a write, as `fence check
+// write` does; the first refused one denies the patch. A patch fence
+// cannot read is refused.
+func codexPatch(pol *policy.Policy, ev claudeEvent) (*claudeDecision, error) {
+	patch, err := inputString(ev, "command", false)
+	if err != nil {
+		return nil, err
+	}
+	paths, err := patchPaths(patch)
+	if err != nil {
+		return nil, fmt.Errorf("apply_patch input that fence cannot read as a patch (%v), so the call is refused", err)
+	}
+	for _, p := range paths {
+		d, err := decide(pol, newResolver(ev.Cwd), query{Access: "write", Path: p})
+		if err != nil {
+			return nil, err
+		}
+		if reason := refusal(d); reason != "" {
+			return &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: reason}, nil
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,154 @@
+package cmd
+
+import (
+	"bytes"
+	"path"
+	"strings"
+
+	"github.com/tailscale/hujson"
+)
+
+// Codex reads hooks from hooks.json beside each of its config layers
+// (~/.codex/hooks.json for the user, .codex/hooks.json in a trusted
+// project), in Claude Code's layout: hooks.PreToolUse is a list of
+// matcher groups, each with a list of {"type": "command", "command": ...}
+// hooks (Codex's Hooks documentation). It can also read inline [hooks]
+// tables of config.toml; fence edits hooks.json only, and leaves
+// config.toml alone.
+
+func init() {
+	hooksAgents["codex"] = hooksAgent{"codex", []string{".codex", "hooks.json"}, installCodexHook, uninstallCodexHook,
+		"fence's PreToolUse hook for " + codexMatcher + " (Codex skips a new hook until it is trusted in /hooks; " +
+			"before release 0.124 Codex runs hooks only with [features] codex_hooks = true in config.toml)",
+		"Codex: a PreToolUse hook in ~/.codex/hooks.json (with CODEX_HOME set, name $CODEX_HOME/hooks.json with --file)"}
+}
+
+// codexMatcher is the PreToolUse matcher of fence's Codex hook: the
+// tools fence judges, Codex's shell tools (all named Bash to hooks) and
+// its file edit tool. Codex reads a matcher as a regular expression over
+// the tool's name.
+const codexMatcher = "Bash|apply_patch"
+
+// installCodexHook returns src, a Codex hooks.json, with fence's
+// PreToolUse hook running command and no other hook of fence's (an older
+// or upstream one is replaced). src comes back unchanged when it holds
+// exactly that already.
+func installCodexHook(file string, src []byte, command, self string) ([]byte, error) {
+	d, err := parseSettings(file, src)
+	if err != nil {
+		return nil, err
+	}
+	_, pre, err := d.preToolUse()
+	if err != nil {
+		return nil, err
+	}
+	if pre != nil && codexHoldsOnly(pre, command, self) {
+		return src, nil
+	}
+	d.removeCodexHooks(self)
+	d.addGroup(claudeGroup{Matcher: codexMatcher, Hooks: []claudeHook{{Type: "command", Command: command}}})
+	return d.root.Pack(), nil
+}
+
+// uninstallCodexHook returns src without fence's Codex hooks, and how
+// many it removed.
+func uninstallCodexHook(file string, src []byte, self string) ([]byte, int, error) {
+	d, err := parseSettings(file, src)
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, _, err := d.preToolUse(); err != nil {
+		return nil, 0, err
+	}
+	n := d.removeCodexHooks(self)
+	if n == 0 {
+		return src, 0, nil
+	}
+	if len(d.top.Members) == 0 && len(bytes.TrimSpace(d.top.AfterExtra)) == 0 {
+		d.top.AfterExtra = nil // `{}` as it was before install
+	}
+	return d.root.Pack(), n, nil
+}
+
+// codexHoldsOnly reports whether fence's one hook in pre is command, in
+// a group of fence's matcher.
+func codexHoldsOnly(pre *hujson.Array, command, self string) bool {
+	found, exact := 0, false
+	for _, g := range pre.Elements {
+		obj, _ := g.Value.(*hujson.Object)
+		for _, h := range groupHooks(obj) {
+			c, ok := hookCommandOf(h)
+			if !ok || !isFenceCodexHook(c, self) {
+				continue
+			}
+			found++
+			exact = c == command && stringField(obj, "matcher") == codexMatcher
+		}
+	}
+	return found == 1 && exact
+}
+
+// removeCodexHooks takes fence's Codex hooks out of hooks.PreToolUse. A
+// matcher group, the PreToolUse list and the hooks object go too when
+// fence's hooks were all they held. The caller has checked the layout.
+func (d *settingsDoc) removeCodexHooks(self string) int {
+	hooks, pre, _ := d.preToolUse()
+	if pre == nil {
+		return 0
+	}
+	n := 0
+	for gi := len(pre.Elements) - 1; gi >= 0; gi-- {
+		arr := groupHookArray(asObject(pre.Elements[gi]))
+		if arr == nil {
+			continue
+		}
+		removed := 0
+		for hi := len(arr.Elements) - 1; hi >= 0; hi-- {
+			if c, ok := hookCommandOf(arr.Elements[hi]); ok && isFenceCodexHook(c, self) {
+				removeElement(arr, hi)
+				removed++
+			}
+		}
+		n += removed
+		if removed > 0 && len(arr.Elements) == 0 {
+			removeElement(pre, gi)
+		}
+	}
+	if n > 0 && len(pre.Elements) == 0 {
+		j, _ := d.field(hooks, "PreToolUse")
+		removeMember(hooks, j)
+		if len(hooks.Members) == 0 {
+			i, _ := d.field(d.top, "hooks")
+			removeMember(d.top, i)
+		}
+	}
+	return n
+}
+
+// asObject is v's object, or nil.
+func asObject(v hujson.Value) *hujson.Object {
+	obj, _ := v.Value.(*hujson.Object)
+	return obj
+}
+
+// isFenceCodexHook reports whether command runs a fence binary's Codex
+// hook: ours (`fence hook codex`) or upstream's (`fence
+// --codex-pre-tool-use`), the binary named by any path ending in fence,
+// or by self.
+func isFenceCodexHook(command, self string) bool {
+	words, ok := literalWords(command)
+	if !ok || len(words) < 2 || (path.Base(words[0]) != "fence" && words[0] != self) {
+		return false
+	}
+	for i, w := range words[1:] {
+		switch {
+		case w == "--codex-pre-tool-use":
+			return true
+		case w == "hook":
+			return i+2 < len(words) && words[i+2] == "codex"
+		case w == "--", w == "-c", strings.HasPrefix(w, "--command"):
+			return false
+		}
+	}
+	return false
+}

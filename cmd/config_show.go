@@ -58,7 +58,14 @@ func (o *showOptions) run(stdout, stderr io.Writer) error {
 	if _, err := stdout.Write(out); err != nil {
 		return fmt.Errorf("write config: %w", err)
 	}
-	io.WriteString(stderr, res.Chain.String())
+	// The chain as the configs name it; --effective, which shows what
+	// each template adds, names the templates' own steps too, as the
+	// JSON chain always does.
+	chain := res.Chain.Named()
+	if o.effective {
+		chain = res.Chain
+	}
+	io.WriteString(stderr, chain.String())
 	if o.jsonChain {
 		b, err := json.Marshal(res.Chain)
 		if err != nil {

@@ -74,8 +74,22 @@ func (s Source) id() string {
 // extends after it.
 type Chain []Source
 
-// String renders the chain as `fence config show` prints it on stderr,
-// ending with an empty line.
+// Named is the chain as the configs name it: each file and template a
+// config names, and not the steps by which a builtin template builds on
+// others (code on ci, ci on workspace-write...), which are part of it.
+// Tools that read the printed chain expect one line per source a user
+// wrote down.
+func (c Chain) Named() Chain {
+	for i, s := range c {
+		if s.Kind == KindTemplate {
+			return c[:i+1]
+		}
+	}
+	return c
+}
+
+// String renders the chain, every step of it, as `fence config show`
+// prints it on stderr, ending with an empty line.
 func (c Chain) String() string {
 	var b strings.Builder
 	b.WriteString("Active config chain:\n")

@@ -85,6 +85,10 @@ func judgeHomeDir(pol *policy.Policy, r policy.Rule) homeDir {
 		d.skip = fmt.Sprintf("$HOME %q is not this user's (uid %d)", pol.Home, os.Geteuid())
 		return d
 	}
+	if policy.IsAgentFile(pol.Home, r.Pattern) {
+		d.skip = "it is a file the agent creates on its first run on the host, not a directory"
+		return d
+	}
 	if dec := pol.CheckPath("write", r.Pattern, r.Pattern); !dec.Allowed {
 		d.skip = "the policy does not let the command write it (" + dec.Rule + ")"
 		return d

@@ -253,7 +253,7 @@ func mandatoryDenyWrite(c Config, env Env, exp expander, write []Rule) []Rule {
 		r.Key, r.Source = key, "fence (always protected)"
 		out = append(out, r)
 	}
-	out = append(out, routineRules(env, exp)...)
+	out = append(out, routineRules(env, exp, write)...)
 	for _, dir := range workspaceDirs(env) {
 		for _, f := range workspaceProtected {
 			add(path.Join(dir, f), "always protected: runs code or changes policy", "mandatory.workspace")

@@ -72,6 +72,7 @@ func Lint(r *Resolved, dir, home string, pathDirs ...string) []Warning {
 		}
 	}
 	l.pathWritable(pathDirs)
+	l.agentStateWritable()
 	l.localOutboundWithoutPorts()
 	return l.out
 }

@@ -270,14 +270,32 @@ var routineGroups = []routineGroup{
 	},
 }
 
-// routineRules are the denyWrite rules for every routine group in env.
-func routineRules(env Env, exp expander) []Rule {
+// routineRules are the denyWrite rules for every routine group in env,
+// given the run's write rules (an agent's home directory that they open
+// part by part is protected by its code-running parts: agentProtection).
+func routineRules(env Env, exp expander, write []Rule) []Rule {
 	var out []Rule
+	add := func(p, why, key string) {
+		r := exp.rule(p, "always protected: "+why, false)
+		r.Key, r.Source = key, "fence (always protected)"
+		out = append(out, r)
+	}
 	for _, g := range routineGroups {
+		home := map[string]string{}
+		if g.Key == "mandatory.agentHooks" && env.Home != "" {
+			for _, rel := range g.Home {
+				home[path.Join(env.Home, rel)] = rel
+			}
+		}
 		for _, p := range routinePaths(g, env) {
-			r := exp.rule(p, "always protected: "+g.Why, false)
-			r.Key, r.Source = g.Key, "fence (always protected)"
-			out = append(out, r)
+			rel, ok := home[p]
+			if !ok {
+				add(p, g.Why, g.Key)
+				continue
+			}
+			for _, part := range agentProtection(rel, p, write) {
+				add(part, g.Why, g.Key)
+			}
 		}
 	}
 	return out

@@ -26,6 +26,7 @@ func (r *Resolved) EmptyConfig() string {
 func RunWarnings(r *Resolved, dir, home string) []Warning {
 	l := linter{r: r, dir: dir, home: home}
 	l.sshWritable()
+	l.agentStateWritable()
 	l.localOutboundWithoutPorts()
 	return l.out
 }

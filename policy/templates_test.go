@@ -6,7 +6,7 @@ import (
 )
 
 func TestTemplatesLoad(t *testing.T) {
-	want := []string{"ci", "code", "code-relaxed", "code-strict", "default-deny", "read-only", "workspace-write"}
+	want := []string{"ci", "claude-code", "code", "code-relaxed", "code-strict", "codex", "default-deny", "read-only", "workspace-write"}
 	if got := TemplateNames(); !slices.Equal(got, want) {
 		t.Fatalf("TemplateNames() = %v, want %v", got, want)
 	}
@@ -26,6 +26,10 @@ func TestTemplatesLoad(t *testing.T) {
 				t.Errorf("a builtin template read files: %v", r.Files)
 			}
 			for _, w := range Lint(r, "/work", "/home/u") {
+				// claude-code names ~/.claude.json on purpose, and says so.
+				if tmpl.Name == "claude-code" && w.Check == "agent-config-writable" {
+					continue
+				}
 				t.Errorf("lint: %s", w)
 			}
 			checkSecretsDenied(t, r.Config)
@@ -70,6 +74,8 @@ func TestTemplateShapes(t *testing.T) {
 		{"workspace-write", true, false, false, false},
 		{"ci", true, true, false, false},
 		{"default-deny", false, false, true, false},
+		{"claude-code", true, true, false, false},
+		{"codex", true, true, false, false},
 	}
 	for _, tt := range tests {
 		c := load(tt.name)

@@ -175,8 +175,16 @@ var everydayEnvNames = []string{
 	"FENCE_SANDBOX",
 }
 
+// templateOwnKeys are the credentials a template for running one agent
+// passes to it, exactly: its env.allow.
+var templateOwnKeys = map[string][]string{
+	"claude-code": {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
+	"codex":       {"OPENAI_API_KEY", "CODEX_API_KEY"},
+}
+
 // TestTemplateEnv runs both lists through every builtin template's env
-// rules: each secret removed, each everyday name kept.
+// rules: each secret removed but the agent's own key in the templates
+// for running an agent, each everyday name kept.
 func TestTemplateEnv(t *testing.T) {
 	for _, name := range policy.TemplateNames() {
 		t.Run(name, func(t *testing.T) {
@@ -185,9 +193,13 @@ func TestTemplateEnv(t *testing.T) {
 				t.Fatal(err)
 			}
 			deny, allow := r.Config.Env.Deny, r.Config.Env.Allow
-			for _, n := range secretEnvNames {
-				if _, removed := EnvRemoval(n, deny, allow); !removed {
-					t.Errorf("secret %s is kept", n)
+			if own := templateOwnKeys[name]; !slices.Equal(allow, own) {
+				t.Errorf("env.allow = %q, want %q", allow, own)
+			}
+			for _, n := range append(slices.Clone(secretEnvNames), "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CODEX_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN") {
+				_, removed := EnvRemoval(n, deny, allow)
+				if own := slices.Contains(templateOwnKeys[name], n); removed == own {
+					t.Errorf("%s: removed = %v, want %v", n, removed, !own)
 				}
 			}
 			for _, n := range everydayEnvNames {

@@ -30,8 +30,10 @@ func init() { hookRuntimes["codex"] = (*hookOptions).codex }
 //     with updatedInput (the call rewritten to run under fence), or
 //     nothing at all.
 //   - updatedInput is honoured for shell calls when paired with "allow"
-//     (Codex releases before that ignore it, and run the command as the
-//     model wrote it, after fence judged it).
+//     from Codex 0.131 on. Earlier releases refuse it, count the hook as
+//     failed and run the command as the model wrote it: fence's denials
+//     still hold there, its sandbox around allowed commands does not
+//     (fence hooks install --codex says so).
 //   - The shell command comes as a string, as a JSON array of words, or
 //     as {"kind":"argv","program":...,"args":[...]}; a rewrite keeps the
 //     shape it came in, since Codex refuses one that changes it. A shape

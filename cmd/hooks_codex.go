@@ -19,7 +19,8 @@ import (
 func init() {
 	hooksAgents["codex"] = hooksAgent{"codex", []string{".codex", "hooks.json"}, installCodexHook, uninstallCodexHook,
 		"fence's PreToolUse hook for " + codexMatcher + " (Codex skips a new hook until it is trusted in /hooks; " +
-			"before release 0.124 Codex runs hooks only with [features] codex_hooks = true in config.toml)",
+			"releases before 0.124 run hooks only with [features] codex_hooks = true in config.toml, " +
+			"and releases before 0.131 cannot run a shell call under fence: they refuse the rewrite and run the command fence allowed unsandboxed)",
 		"Codex: a PreToolUse hook in ~/.codex/hooks.json (with CODEX_HOME set, name $CODEX_HOME/hooks.json with --file)"}
 }
 

@@ -43,7 +43,6 @@ import (
 	"io"
 	"maps"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/fence-sandbox/fence/policy"
@@ -309,9 +308,10 @@ func copilotDenyUnless(d policy.Decision) *copilotAnswer {
 }
 
 // copilotPatch judges every file an apply_patch call adds, updates,
-// deletes or moves to as a write. Its toolArgs is the patch itself, or
-// an object holding it as input (or patch); a patch naming no file is
-// refused, since fence cannot tell what it writes.
+// deletes or moves as a write, reading the patch as the Codex hook does
+// (the tool takes Codex's patch format). Its toolArgs is the patch
+// itself, or an object holding it as input (or patch); a patch fence
+// cannot read is refused, since fence cannot tell what it writes.
 func copilotPatch(pol *policy.Policy, ev copilotEvent) (*copilotAnswer, error) {
 	var patch string
 	if args, err := copilotArgs(ev); err == nil {
@@ -325,31 +325,9 @@ func copilotPatch(pol *policy.Policy, ev copilotEvent) (*copilotAnswer, error) {
 	} else if json.Unmarshal(ev.args, &patch) != nil {
 		return nil, err
 	}
-	files := patchFiles(patch)
-	if slices.Contains(files, "") {
-		return nil, errors.New("apply_patch event whose patch has a file line without a path, so the call is refused")
-	}
-	if len(files) == 0 {
-		return nil, errors.New("apply_patch event whose patch names no file (no \"*** Add File:\", \"*** Update File:\", \"*** Delete File:\" or \"*** Move to:\" line), so the call is refused")
+	files, err := patchPaths(patch)
+	if err != nil {
+		return nil, fmt.Errorf("apply_patch call whose patch fence cannot read (%v), so the call is refused", err)
 	}
 	return copilotJudge(pol, ev.cwd, "write", files)
-}
-
-// patchFileHeaders begin the lines of an apply_patch patch that name a
-// file it writes, lower-cased: the headers are read whatever their case
-// and the spaces around them, erring towards more files judged.
-var patchFileHeaders = []string{"*** add file:", "*** update file:", "*** delete file:", "*** move to:"}
-
-// patchFiles are the files an apply_patch patch names, in order.
-func patchFiles(patch string) []string {
-	var files []string
-	for _, line := range strings.Split(patch, "\n") {
-		line = strings.TrimSpace(line)
-		for _, h := range patchFileHeaders {
-			if strings.HasPrefix(strings.ToLower(line), h) {
-				files = append(files, strings.TrimSpace(line[len(h):]))
-			}
-		}
-	}
-	return files
 }

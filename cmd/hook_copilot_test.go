@@ -176,16 +176,6 @@ func TestHookCopilotUntrusted(t *testing.T) {
 	}
 }
 
-// TestPatchFiles: every file line of an apply_patch patch is found, and
-// nothing else.
-func TestPatchFiles(t *testing.T) {
-	patch := "*** Begin Patch\r\n*** Update File: a.go\r\n*** Move to: b.go\n@@\n-*** Add File: not/a/header\n+x\n  *** DELETE FILE: /tmp/c\n*** Add File:  d e.txt \n*** add file:\n*** End Patch"
-	got := patchFiles(patch)
-	if want := []string{"a.go", "b.go", "/tmp/c", "d e.txt", ""}; !slices.Equal(got, want) {
-		t.Errorf("patchFiles = %q, want %q", got, want)
-	}
-}
-
 // BenchmarkHookCopilot measures one Copilot hook decision in process, as
 // BenchmarkHookClaude does for Claude Code: a bash call (rewritten) and
 // a view.

@@ -1,0 +1,152 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// geminiHookCases are the Gemini CLI settings files under
+// testdata/hooks/install-gemini/<name>, laid out as hookCases' are.
+var geminiHookCases = []string{"nofile", "empty", "commented", "installed", "upstream", "oneline", "legacy", "parseerror", "notarray", "twice"}
+
+// TestHooksInstallGemini installs, installs again, and uninstalls fence's
+// Gemini CLI hook in each case's ~/.gemini/settings.json, comparing the
+// diff print shows and each result with the golden files. A second
+// install must leave the same bytes and no new backup; a refused file
+// must be left as it was.
+func TestHooksInstallGemini(t *testing.T) {
+	for _, name := range geminiHookCases {
+		t.Run(name, func(t *testing.T) {
+			testOnlyFenceExe = "/usr/local/bin/fence"
+			t.Cleanup(func() { testOnlyFenceExe = "" })
+			dir, err := filepath.Abs(filepath.Join("testdata", "hooks", "install-gemini", name))
+			must(t, err)
+			home, settings := geminiHome(t, dir)
+			code, out, errOut := fenceOut(t, "hooks", "print", "--gemini")
+			if code != 0 {
+				compareGolden(t, filepath.Join(dir, "error.golden"), []byte(strings.ReplaceAll(errOut, home, "$HOME")))
+				if code, _, _ := fenceOut(t, "hooks", "install", "--gemini"); code == 0 {
+					t.Fatal("install succeeded where print failed")
+				}
+				if code, _, _ := fenceOut(t, "hooks", "uninstall", "--gemini"); code == 0 {
+					t.Fatal("uninstall succeeded where print failed")
+				}
+				compareFiles(t, filepath.Join(dir, "before.json"), settings)
+				return
+			}
+			compareGolden(t, filepath.Join(dir, "print.diff"), []byte(strings.ReplaceAll(out, home, "$HOME")))
+			geminiRun(t, "install")
+			compareGolden(t, filepath.Join(dir, "after-install.json"), readOrNil(t, settings))
+			baks := backupCount(t, settings)
+			if name == "installed" && baks != 0 {
+				t.Errorf("install of a file holding the hook already made a backup")
+			}
+			geminiRun(t, "install")
+			compareGolden(t, filepath.Join(dir, "after-install.json"), readOrNil(t, settings))
+			if n := backupCount(t, settings); n != baks {
+				t.Errorf("second install made a backup: %d, was %d", n, baks)
+			}
+			geminiRun(t, "uninstall")
+			compareGolden(t, filepath.Join(dir, "after-uninstall.json"), readOrNil(t, settings))
+		})
+	}
+}
+
+// geminiHome makes HOME with the case's settings file in ~/.gemini; it
+// returns HOME and the settings file's path.
+func geminiHome(t *testing.T, dir string) (home, settings string) {
+	home = filepath.Join(workIn(t, "home"), "home")
+	settings = filepath.Join(home, ".gemini", "settings.json")
+	before, err := os.ReadFile(filepath.Join(dir, "before.json"))
+	if os.IsNotExist(err) {
+		return home, settings
+	}
+	must(t, err)
+	must(t, os.MkdirAll(filepath.Dir(settings), 0o700))
+	must(t, os.WriteFile(settings, before, 0o640))
+	return home, settings
+}
+
+func geminiRun(t *testing.T, action string) {
+	t.Helper()
+	if code, _, stderr := fenceOut(t, "hooks", action, "--gemini"); code != 0 {
+		t.Fatalf("%s: exit %d\n%s", action, code, stderr)
+	}
+}
+
+// TestHooksGeminiFlags: the hook entry carries install's policy flags,
+// --file edits the project's file named, install says how Gemini comes
+// to run hooks, and uninstall of a file without fence's hook changes
+// nothing.
+func TestHooksGeminiFlags(t *testing.T) {
+	testOnlyFenceExe = "/usr/local/bin/fence"
+	t.Cleanup(func() { testOnlyFenceExe = "" })
+	dir := workIn(t, "proj")
+	file := filepath.Join(dir, "proj", ".gemini", "settings.json")
+	code, _, errOut := fenceOut(t, "-t", "code", "hooks", "install", "--gemini", "--file", file)
+	if code != 0 {
+		t.Fatalf("install --file: exit %d\n%s", code, errOut)
+	}
+	if !strings.Contains(errOut, "hooksConfig.enabled") || !strings.Contains(errOut, "tools.enableHooks") {
+		t.Errorf("install said %q; want it to name hooksConfig.enabled and tools.enableHooks", errOut)
+	}
+	got := string(readOrNil(t, file))
+	if strings.Count(got, `"/usr/local/bin/fence hook gemini --template code"`) != 1 {
+		t.Errorf("settings.json holds:\n%s\nwant the entry with --template code once", got)
+	}
+	geminiRunFile(t, "uninstall", file)
+	before := readOrNil(t, file)
+	code, _, errOut = fenceOut(t, "hooks", "uninstall", "--gemini", "--file", file)
+	if code != 0 || !strings.Contains(errOut, "nothing changed") || string(readOrNil(t, file)) != string(before) {
+		t.Errorf("second uninstall: exit %d, %q; want nothing changed", code, errOut)
+	}
+}
+
+func geminiRunFile(t *testing.T, action, file string) {
+	t.Helper()
+	if code, _, stderr := fenceOut(t, "hooks", action, "--gemini", "--file", file); code != 0 {
+		t.Fatalf("%s: exit %d\n%s", action, code, stderr)
+	}
+}
+
+// TestGeminiMatcherIsJudged: the matcher Gemini is given, read as the
+// regular expression Gemini reads it as, selects exactly the tools the
+// hook judges, of every name the hook knows and some it does not.
+func TestGeminiMatcherIsJudged(t *testing.T) {
+	re := regexp.MustCompile(geminiMatcher)
+	names := []string{"run_shell_command", "web_fetch", "read_many_files", "google_web_search", "save_memory", "mcp__fs__read_file", "read_file_x", "write_todos", ""}
+	for name := range geminiFileTools {
+		names = append(names, name)
+	}
+	for _, name := range names {
+		if re.MatchString(name) != geminiJudged(name) {
+			t.Errorf("%q: the matcher selects it %v, the hook judges it %v", name, re.MatchString(name), geminiJudged(name))
+		}
+	}
+}
+
+// TestIsFenceGeminiHook: fence's and upstream's Gemini entries are found,
+// other commands and fence's entries for other agents are not.
+func TestIsFenceGeminiHook(t *testing.T) {
+	for command, want := range map[string]bool{
+		"/usr/local/bin/fence hook gemini":             true,
+		"fence -t code hook gemini":                    true,
+		"/opt/x/fence --gemini-pre-tool-use":           true,
+		"'/my dir/fence' hook gemini --settings /p":    true,
+		"/usr/local/bin/fence hook claude":             false,
+		"/usr/local/bin/fence hook cursor":             false,
+		"fence -c 'fence hook gemini'":                 false,
+		"fence hook gemini; rm -rf ~":                  false,
+		"notfence hook gemini":                         false,
+		"FOO=1 fence hook gemini":                      false,
+		"/usr/local/bin/fence -- hook gemini":          false,
+		"/usr/local/bin/fence --command=x hook gemini": false,
+	} {
+		if got := isFenceGeminiHook(command, "/usr/local/bin/fence"); got != want {
+			t.Errorf("isFenceGeminiHook(%q) = %v, want %v", command, got, want)
+		}
+	}
+}

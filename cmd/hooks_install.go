@@ -52,6 +52,30 @@ func init() {
 		"fence's PreToolUse hook for " + claudeMatcher, "Claude Code: a PreToolUse hook in ~/.claude/settings.json"}
 }
 
+// agentHomeEnv names, for the agents that have one, the environment
+// variable that moves the agent's directory (the first element of its
+// userFile) elsewhere; install then edits the file the agent reads.
+var agentHomeEnv = map[string]string{"claude": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME", "copilot": "COPILOT_HOME"}
+
+// userSettings is the agent's user-level settings file: below the
+// directory its variable names when that is set (an error unless it is
+// absolute: the agent would read it from wherever it runs), else below
+// the home directory. moved is the variable that was used, or "".
+func userSettings(agent hooksAgent) (path, moved string, err error) {
+	if v := agentHomeEnv[agent.name]; v != "" && os.Getenv(v) != "" {
+		dir := os.Getenv(v)
+		if !filepath.IsAbs(dir) {
+			return "", "", fmt.Errorf("%s is %q, not an absolute path: name the settings file with --file", v, dir)
+		}
+		return filepath.Join(append([]string{dir}, agent.userFile[1:]...)...), v, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", "", fmt.Errorf("find home directory: %w", err)
+	}
+	return filepath.Join(append([]string{home}, agent.userFile...)...), "", nil
+}
+
 // hooksAgentFlags are the agents' flags, sorted, as usage shows them.
 func hooksAgentFlags() string {
 	var flags []string
@@ -204,11 +228,14 @@ func reportBackup(e *configEdit, stderr io.Writer) {
 func (o *hooksOptions) settingsPath(agent hooksAgent, stderr io.Writer) (string, error) {
 	path := o.file
 	if path == "" {
-		home, err := os.UserHomeDir()
+		user, moved, err := userSettings(agent)
 		if err != nil {
-			return "", fmt.Errorf("find home directory: %w", err)
+			return "", err
 		}
-		path = filepath.Join(append([]string{home}, agent.userFile...)...)
+		path = user
+		if moved != "" {
+			fmt.Fprintf(stderr, "fence: %s is set: editing %s\n", moved, path)
+		}
 	}
 	path, err := filepath.Abs(path)
 	if err != nil {

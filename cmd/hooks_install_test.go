@@ -313,3 +313,37 @@ func TestHooksDisabled(t *testing.T) {
 		}
 	}
 }
+
+// TestHooksAgentHomeMoved: an agent whose directory a variable moves
+// (CLAUDE_CONFIG_DIR, CODEX_HOME, COPILOT_HOME) gets its hook where it
+// reads it, said on stderr; a relative value is refused, nothing written.
+func TestHooksAgentHomeMoved(t *testing.T) {
+	testOnlyFenceExe = "/usr/local/bin/fence"
+	t.Cleanup(func() { testOnlyFenceExe = "" })
+	for agent, v := range agentHomeEnv {
+		t.Run(agent, func(t *testing.T) {
+			dir := workIn(t, "home")
+			moved := filepath.Join(dir, "elsewhere")
+			t.Setenv(v, moved)
+			code, _, stderr := fenceOut(t, "hooks", "install", "--"+agent)
+			if code != 0 {
+				t.Fatalf("install: exit %d\n%s", code, stderr)
+			}
+			want := filepath.Join(append([]string{moved}, hooksAgents[agent].userFile[1:]...)...)
+			if !strings.Contains(string(readOrNil(t, want)), "/usr/local/bin/fence hook "+agent) {
+				t.Errorf("%s lacks the hook; stderr:\n%s", want, stderr)
+			}
+			if !strings.Contains(stderr, v+" is set: editing "+want) {
+				t.Errorf("install did not say it followed %s:\n%s", v, stderr)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "home")); err == nil {
+				t.Errorf("install wrote below the home directory too")
+			}
+			t.Setenv(v, "relative/dir")
+			code, _, stderr = fenceOut(t, "hooks", "install", "--"+agent)
+			if code == 0 || !strings.Contains(stderr, "not an absolute path") {
+				t.Errorf("a relative %s: exit %d\n%s", v, code, stderr)
+			}
+		})
+	}
+}

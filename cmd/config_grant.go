@@ -243,7 +243,7 @@ func grantTarget(opts policy.Options, file string) (string, string, error) {
 		return "", "", fmt.Errorf("refusing to edit %s: it is a link to %s, outside the project %s", path, real, project)
 	}
 	userDir := sandbox.ResolvePath(opts.UserConfigDir, opts.Dir)
-	if under(real, userDir) {
+	if under(real, userDir) || slices.Contains(opts.LegacyUserConfigPaths(), path) {
 		return "", "", fmt.Errorf("refusing to edit %s: it is the user config, which applies to every project; edit it by hand if you mean to", real)
 	}
 	for _, d := range systemConfigDirs {
@@ -288,7 +288,7 @@ func under(p, dir string) bool {
 // config when there is one, else the code template.
 func newProjectFile(opts policy.Options) []byte {
 	base := "code"
-	for _, p := range opts.UserConfigPaths() {
+	for _, p := range append(opts.UserConfigPaths(), opts.LegacyUserConfigPaths()...) {
 		if _, err := os.Stat(p); err == nil {
 			base = "@base"
 		}

@@ -45,6 +45,9 @@ func (o *showOptions) run(stdout, stderr io.Writer) error {
 	for _, p := range problems {
 		fmt.Fprintf(stderr, "fence: warning: %s; a run here refuses it until you trust it with: %s\n", describeProblem(p), trustCommand([]policy.TrustProblem{p}))
 	}
+	if n := legacyNote(res, opts); n != "" {
+		fmt.Fprintln(stderr, n)
+	}
 	out := res.Config.JSON()
 	if o.effective {
 		// As a run would enforce it: links resolved, and the control

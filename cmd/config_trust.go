@@ -61,7 +61,7 @@ func (o *trustOptions) trust(args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("nothing was trusted: %w", err)
 	}
-	files := res.TrustFiles(opts, protectedConfig(opts.UserConfigDir))
+	files := res.TrustFiles(opts, trustExempt(opts))
 	var was []string
 	var forgot []string
 	err = trustStore{opts.UserConfigDir}.update(func(rec *policy.Trust) {
@@ -160,7 +160,7 @@ func untrust(pf *policyFlags, args []string, stderr io.Writer) error {
 // recordTrust trusts paths, which hold data as fence just wrote it, unless the user config
 // dir protects it anyway, and says so.
 func recordTrust(opts policy.Options, stderr io.Writer, data []byte, paths ...string) error {
-	protected := protectedConfig(opts.UserConfigDir)
+	protected := trustExempt(opts)
 	var trusted []string
 	for _, p := range paths {
 		if !protected(p) && !slices.Contains(trusted, p) {

@@ -3,6 +3,8 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/fence-sandbox/fence/policy"
 )
@@ -15,7 +17,23 @@ func noteRun(stderr io.Writer, res *policy.Resolved, opts policy.Options) {
 	if f := res.EmptyConfig(); f != "" {
 		fmt.Fprintf(stderr, "fence: note: %s is empty (nothing but whitespace and comments), so the builtin default applies instead: nothing writable, no network\n", f)
 	}
+	if n := legacyNote(res, opts); n != "" {
+		fmt.Fprintln(stderr, n)
+	}
 	for _, w := range policy.RunWarnings(res, opts.Dir, opts.Home) {
 		fmt.Fprintf(stderr, "fence: warning: %s\n", w)
 	}
+}
+
+// legacyNote is the note that the chain read a user config from where
+// older fences kept it (~/.fence.jsonc, ~/.fence.json), with the command
+// that moves it to the user config dir; "" when it read none.
+func legacyNote(res *policy.Resolved, opts policy.Options) string {
+	f := res.LegacyUserConfig(opts)
+	if f == "" {
+		return ""
+	}
+	to := filepath.Join(opts.UserConfigDir, strings.TrimPrefix(filepath.Base(f), "."))
+	return fmt.Sprintf("fence: note: %s is the user config's old location, read only when %s holds none; move it with: mkdir -p %s && mv %s %s",
+		f, opts.UserConfigDir, shellQuote(opts.UserConfigDir), shellQuote(f), shellQuote(to))
 }

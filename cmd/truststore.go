@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,6 +86,34 @@ func protectedConfig(userDir string) func(string) bool {
 	}
 }
 
+// trustExempt says which config files of opts need no trust: the user
+// config dir's (see protectedConfig), and the legacy user config files
+// (~/.fence.jsonc, ~/.fence.json), which every sandbox protects as it
+// protects the user config dir, when they are files and not links (a
+// link there may lead to a file a sandbox can write) or links into the
+// user config dir.
+func trustExempt(opts policy.Options) func(string) bool {
+	inDir := protectedConfig(opts.UserConfigDir)
+	legacy := opts.LegacyUserConfigPaths()
+	return func(p string) bool {
+		if inDir(p) {
+			return true
+		}
+		if !slices.Contains(legacy, p) {
+			return false
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return false
+		}
+		if fi.Mode().IsRegular() {
+			return true
+		}
+		real, err := filepath.EvalSymlinks(p)
+		return err == nil && inDir(real)
+	}
+}
+
 // checkTrust returns the files of a discovered chain that the record does
 // not vouch for. It first makes sure the user config dir exists: a sandbox
 // can protect only a directory that is there when it starts, and this is
@@ -100,7 +129,7 @@ func checkTrust(opts policy.Options, res *policy.Resolved) ([]policy.TrustProble
 	if err != nil {
 		return nil, err
 	}
-	return rec.Check(opts, res, protectedConfig(opts.UserConfigDir)), nil
+	return rec.Check(opts, res, trustExempt(opts)), nil
 }
 
 // untrustedError refuses a run whose discovered chain holds files the

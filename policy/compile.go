@@ -104,6 +104,9 @@ type Policy struct {
 	// AllowPrivateAddresses are the private ranges an allowed name may
 	// resolve to (network.allowPrivateAddresses), masked.
 	AllowPrivateAddresses []netip.Prefix `json:"allowPrivateAddresses,omitempty"`
+	// Upstream is where hosts no domain rule names are forwarded
+	// (network.defaultAction "proxy"); nil refuses them.
+	Upstream *UpstreamProxy `json:"upstream,omitempty"`
 	// UnixSockets are the host unix sockets the command may connect to;
 	// AllUnixSockets allows every one.
 	UnixSockets    []Rule `json:"unixSockets,omitempty"`
@@ -210,6 +213,7 @@ func Compile(c Config, env Env) *Policy {
 		p.LocalOutboundPorts = c.Network.AllowLocalOutboundPorts
 	}
 	p.AllowPrivateAddresses = privateRanges(c.Network.AllowPrivateAddresses)
+	p.Upstream = compileUpstream(c.Network, env)
 	if c.Audit.File != "" {
 		p.AuditFile = Expand(c.Audit.File, env.Dir, env.Home)
 	}
@@ -297,9 +301,10 @@ func workspaceDirs(env Env) []string {
 
 // configCandidates are the files config discovery would read: fence.jsonc
 // and fence.json in the working directory and every directory above it,
-// and the user config directory, both this run's and ~/.config/fence: a
-// run with XDG_CONFIG_HOME set must not write the user config (and trust
-// record) of a later run without it.
+// the user config directory, both this run's and ~/.config/fence (a
+// run with XDG_CONFIG_HOME set must not write the user config, and trust
+// record, of a later run without it), and the legacy user config files
+// in the home.
 func configCandidates(env Env) []string {
 	var out []string
 	for dir := path.Clean(env.Dir); ; dir = path.Dir(dir) {
@@ -315,6 +320,7 @@ func configCandidates(env Env) []string {
 		if dflt := path.Join(env.Home, ".config", "fence"); !slices.Contains(out, dflt) {
 			out = append(out, dflt)
 		}
+		out = append(out, path.Join(env.Home, ".fence.jsonc"), path.Join(env.Home, ".fence.json"))
 	}
 	return out
 }
@@ -416,6 +422,9 @@ func domainOrigins(n Network, env Env) map[string]string {
 		for i, norm := range normalizeRules(rules) {
 			out[key+"\x00"+norm] = env.Origin(key, rules[i])
 		}
+	}
+	if n.DefaultAction != "" {
+		out["network.defaultAction\x00"+n.DefaultAction] = env.Origin("network.defaultAction", n.DefaultAction)
 	}
 	for _, r := range n.AllowPrivateAddresses {
 		if pr, err := ParsePrivateRange(r); err == nil {

@@ -69,6 +69,9 @@ func Load(opts Options) (*Resolved, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := l.checkUpstream(cfg); err != nil {
+		return nil, err
+	}
 	return &Resolved{Config: cfg, Chain: chain, Files: l.files, Hashes: l.hashes, origins: l.origins}, nil
 }
 
@@ -77,6 +80,9 @@ type loader struct {
 	files   []string
 	hashes  map[string]string
 	origins map[string]Origin
+	// defaultActionFrom is the file nearest the root that sets
+	// network.defaultAction (see noteDefaultAction).
+	defaultActionFrom *parsed
 }
 
 // UserConfigPaths are the files that make up the user config, in the order
@@ -107,7 +113,7 @@ func (l *loader) root() (Source, *parsed, error) {
 			break
 		}
 	}
-	path, p, err := l.firstOf(l.opts.UserConfigPaths()...)
+	path, p, err := l.firstOf(l.opts.userConfigFallbacks()...)
 	if p == nil && err == nil {
 		return Source{Kind: KindDefault, Path: l.opts.UserConfigPaths()[0]}, &parsed{empty: true}, nil
 	}
@@ -182,6 +188,7 @@ func (l *loader) abs(path string) string {
 // that extend src, for cycle detection.
 func (l *loader) resolve(src Source, p *parsed, stack Chain) (Config, Chain, error) {
 	stack = append(stack, src)
+	l.noteDefaultAction(src, p)
 	forEachList(&p.cfg, func(key string, values []string) {
 		for i, v := range values {
 			l.origins[key+"\x00"+v] = Origin{Source: src, Pos: p.pos[fmt.Sprintf("%s[%d]", key, i)]}
@@ -214,7 +221,7 @@ func (l *loader) extends(from Source, p *parsed) (Source, *parsed, error) {
 	ref := p.cfg.Extends
 	switch {
 	case ref == "@base":
-		path, parent, err := l.firstOf(l.opts.UserConfigPaths()...)
+		path, parent, err := l.firstOf(l.opts.userConfigFallbacks()...)
 		if err != nil {
 			return Source{}, nil, err
 		}
@@ -253,7 +260,7 @@ func (l *loader) extendsFile(from Source, p *parsed) (Source, *parsed, error) {
 		return Source{}, nil, p.errorf("extends", "file %q does not exist", path)
 	}
 	kind := KindFile
-	if slices.Contains(l.opts.UserConfigPaths(), path) {
+	if slices.Contains(l.opts.userConfigFallbacks(), path) {
 		kind = KindUser
 	}
 	return Source{Kind: kind, Path: path}, parent, err

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/fence-sandbox/fence/policy"
 )
 
@@ -46,7 +48,7 @@ var codexJudged = map[string]bool{"Bash": true, "apply_patch": true}
 // Codex's own approval flow is to decide: a tool fence does not judge, a
 // patch the policy allows, a command that runs under fence already.
 func (o *hookOptions) codex(raw []byte, rerr error, stdout io.Writer) error {
-	ans, err := o.codexDecide(raw, rerr)
+	ans, err := o.codexSafe(raw, rerr)
 	if err != nil {
 		ans = &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: "fence: " + err.Error()}
 	}
@@ -60,6 +62,17 @@ func (o *hookOptions) codex(raw []byte, rerr error, stdout io.Writer) error {
 	}
 	_, err = stdout.Write(append(b, '\n'))
 	return err
+}
+
+// codexSafe is codexDecide with a panic turned into an error, so into a
+// denial: Codex takes a hook that dies for a failed one and runs the call.
+func (o *hookOptions) codexSafe(raw []byte, rerr error) (ans *claudeDecision, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ans, err = nil, fmt.Errorf("fence failed while judging the call (%v), so it is refused", r)
+		}
+	}()
+	return o.codexDecide(raw, rerr)
 }
 
 // codexDecide is the answer to the event, nil for none; an error denies
@@ -163,6 +176,12 @@ func (o *hookOptions) codexShell(pol *policy.Policy, ev claudeEvent) (*claudeDec
 		c.line = o.argvLine(self, c.words)
 	}
 	reason, wrapped := o.shellRefusal(pol, self, c.line, "the hook runs every command under fence with its own policy")
+	if reason == "" {
+		reason, err = shellPatchRefusal(pol, ev.Cwd, c.line)
+		if err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case reason != "":
 		return &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: reason}, nil
@@ -231,4 +250,64 @@ func codexPatch(pol *policy.Policy, ev claudeEvent) (*claudeDecision, error) {
 		}
 	}
 	return nil, nil
+}
+
+// shellPatchRefusal judges the files of every patch a shell command
+// applies with Codex's apply_patch command (apply_patch <<'EOF' ...
+// EOF, or the patch as its argument) as an apply_patch call's are: the
+// reason the first refused one is refused, or "". A patch fence cannot
+// read here is left to the sandbox the command runs in, which holds its
+// writes to the policy wherever they go; so are paths the command's own
+// cd would move.
+func shellPatchRefusal(pol *policy.Policy, cwd, command string) (string, error) {
+	for _, patch := range shellPatches(command) {
+		paths, err := patchPaths(patch)
+		if err != nil {
+			continue
+		}
+		for _, p := range paths {
+			d, err := decide(pol, newResolver(cwd), query{Access: "write", Path: p})
+			if err != nil {
+				return "", err
+			}
+			if reason := refusal(d); reason != "" {
+				return reason, nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// shellPatches are the literal patches the command line gives to
+// apply_patch (or applypatch), by here-document or argument.
+func shellPatches(command string) []string {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if err != nil {
+		return nil
+	}
+	var patches []string
+	syntax.Walk(f, func(n syntax.Node) bool {
+		st, _ := n.(*syntax.Stmt)
+		if st == nil {
+			return true
+		}
+		call, _ := st.Cmd.(*syntax.CallExpr)
+		if call == nil || len(call.Args) == 0 || !slices.Contains([]string{"apply_patch", "applypatch"}, filepath.Base(call.Args[0].Lit())) {
+			return true
+		}
+		for _, r := range st.Redirs {
+			if (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Hdoc != nil {
+				if text, ok := literalWord(r.Hdoc); ok {
+					patches = append(patches, text)
+				}
+			}
+		}
+		if len(call.Args) > 1 {
+			if text, ok := literalWord(call.Args[1]); ok {
+				patches = append(patches, text)
+			}
+		}
+		return true
+	})
+	return patches
 }

@@ -183,6 +183,22 @@ func TestHookCodexRewriteShapes(t *testing.T) {
 	}
 }
 
+// TestHookCodexPanicDenies: a fault while judging a call denies it,
+// since Codex runs a call whose hook died; here the hook has no policy
+// flags to load a policy with.
+func TestHookCodexPanicDenies(t *testing.T) {
+	work := hookWorkspace(t)
+	var out bytes.Buffer
+	event := `{"hook_event_name":"PreToolUse","cwd":"` + work + `","tool_name":"Bash","tool_input":{"command":"ls"}}`
+	if err := (&hookOptions{stderr: io.Discard}).codex([]byte(event), nil, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"permissionDecision":"deny"`) || !strings.Contains(out.String(), "fence failed while judging") {
+		t.Errorf("answer %q, want a denial naming the failure", out.String())
+	}
+	codexAcceptable(t, out.String())
+}
+
 // TestPatchPaths: the files a patch names, from Codex's lenient reading
 // too (padding, CRLF, a here-document), and the patches refused.
 func TestPatchPaths(t *testing.T) {

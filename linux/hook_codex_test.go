@@ -109,8 +109,8 @@ func codexApply(t *testing.T, dir, patch string) {
 // string or a word list, run inside fence (they cannot read what the
 // policy denies, and what they may write they write); ones the command
 // policy refuses, a fence command line with its own policy flags, and
-// patches that write, delete or move where the policy refuses never
-// happen; allowed patches do; as root and as an unprivileged uid.
+// patches (given to apply_patch or to the shell's apply_patch) that
+// write, delete or move where the policy refuses never happen; allowed patches do; as root and as an unprivileged uid.
 func TestHookCodexFakeAgent(t *testing.T) {
 	policy := `{"filesystem": {"allowWrite": ["."], "denyRead": ["secret.txt"]}, "command": {"deny": ["git push"]}}`
 	for _, u := range users(t) {
@@ -139,6 +139,7 @@ func TestHookCodexFakeAgent(t *testing.T) {
 				{"Bash", map[string]any{"command": "touch pushed && git push origin main"}, "denied"},
 				{"Bash", map[string]any{"command": []string{"git", "push", "origin"}}, "denied"},
 				{"Bash", map[string]any{"command": []string{"fence", "-t", "code", "--", "touch", "widened"}}, "denied"},
+				{"Bash", map[string]any{"command": "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: " + w.outside + "/heredoc.txt\n+evil\n*** End Patch\nEOF"}, "denied"},
 				{"apply_patch", map[string]any{"command": "*** Begin Patch\n*** Add File: new.txt\n+new\n*** End Patch\n"}, "applied"},
 				{"apply_patch", map[string]any{"command": "*** Begin Patch\n*** Add File: new2.txt\n+x\n*** Add File: " + w.outside + "/data.txt\n+evil\n*** End Patch"}, "denied"},
 				{"apply_patch", map[string]any{"command": "*** Begin Patch\n*** Update File: README\n*** Move to: " + w.outside + "/moved\n@@\n readme\n*** End Patch"}, "denied"},
@@ -150,7 +151,7 @@ func TestHookCodexFakeAgent(t *testing.T) {
 				}
 			}
 			for name, want := range map[string]string{"ws/pushed": "", "ws/widened": "", "ws/new.txt": "new\n", "ws/new2.txt": "", "ws/new3.txt": "",
-				"outside/data.txt": "OUTSIDE\n", "outside/moved": "", "ws/README": "readme\n", "ws/.bashrc": "# ws rc\n"} {
+				"outside/data.txt": "OUTSIDE\n", "outside/moved": "", "outside/heredoc.txt": "", "ws/README": "readme\n", "ws/.bashrc": "# ws rc\n"} {
 				b, err := os.ReadFile(filepath.Join(w.base, name))
 				if want == "" && err == nil || want != "" && string(b) != want {
 					t.Errorf("%s = %q, %v; want %s", name, b, err, fmt.Sprintf("%q", want))

@@ -110,7 +110,8 @@ func codexApply(t *testing.T, dir, patch string) {
 // policy denies, and what they may write they write); ones the command
 // policy refuses, a fence command line with its own policy flags, and
 // patches (given to apply_patch or to the shell's apply_patch) that
-// write, delete or move where the policy refuses never happen; allowed patches do; as root and as an unprivileged uid.
+// write, delete or move where the policy refuses never happen; allowed
+// patches do; as root and as an unprivileged uid.
 func TestHookCodexFakeAgent(t *testing.T) {
 	policy := `{"filesystem": {"allowWrite": ["."], "denyRead": ["secret.txt"]}, "command": {"deny": ["git push"]}}`
 	for _, u := range users(t) {

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,11 +94,13 @@ func (o *hookOptions) gemini(raw []byte, rerr error, stdout io.Writer) error {
 	if ans == nil {
 		return nil
 	}
-	b, err := json.Marshal(ans)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // a command's && stays readable
+	if err := enc.Encode(ans); err != nil {
 		return fmt.Errorf("encode the answer: %w", err)
 	}
-	_, err = stdout.Write(append(b, '\n'))
+	_, err = stdout.Write(b.Bytes())
 	return err
 }
 
@@ -152,10 +155,15 @@ func geminiDeny(reason string) *geminiAnswer {
 	return &geminiAnswer{Decision: "deny", Reason: reason}
 }
 
-// geminiShell judges a run_shell_command call with the policy of the
-// directory it runs in and rewrites its command to run under fence with
-// the hook's policy flags. The answer gives no decision: Gemini's own
-// confirmation of the call stays as it is.
+// geminiShell judges a run_shell_command call and rewrites its command
+// to run under fence with the hook's policy flags. The answer gives no
+// decision: Gemini's own confirmation of the call stays as it is.
+//
+// A call may name the directory it runs in (dir_path). fence is started
+// in the event's cwd all the same, and the command changes to that
+// directory inside the sandbox: a policy's relative rules are anchored
+// where fence starts, and a call choosing its own directory must not
+// move them. The call is judged with the policy of that cwd.
 func (o *hookOptions) geminiShell(ev claudeEvent) (*geminiAnswer, error) {
 	command, err := inputString(ev, "command", false)
 	if err != nil {
@@ -165,24 +173,54 @@ func (o *hookOptions) geminiShell(ev claudeEvent) (*geminiAnswer, error) {
 	if err != nil {
 		return nil, err
 	}
-	pol, err := o.loadIn(dir)
+	pol, err := o.loadIn(ev.Cwd)
 	if err != nil {
-		return nil, fmt.Errorf("the policy for %s: %w", dir, err)
+		return nil, fmt.Errorf("the policy for %s: %w", ev.Cwd, err)
 	}
 	self := selfPath()
-	reason, wrapped := o.shellRefusal(pol, self, command, "the hook runs every command under fence with its own policy")
+	judged := command
+	if rest, ok := strings.CutPrefix(command, cdPrefix(ev.Cwd)); ok && dir != ev.Cwd {
+		judged = rest // the form geminiWrap gives, judged by what it wraps
+	}
+	reason, wrapped := o.shellRefusal(pol, self, judged, "the hook runs every command under fence with its own policy")
 	if reason != "" {
 		return geminiDeny(reason), nil
 	}
+	if inner, _ := o.unwrap(self, judged); wrapped && dir != ev.Cwd {
+		wrapped = o.geminiWrap(self, ev.Cwd, dir, strings.TrimPrefix(inner, cdPrefix(dir))) == command
+	}
 	if wrapped {
-		return nil, nil
+		return nil, nil // wrapped by this hook for this directory already
 	}
 	// The whole input goes back, not the command alone: some releases
 	// merge tool_input into the call's arguments, others replace them.
 	updated := maps.Clone(ev.ToolInput)
-	updated["command"], _ = json.Marshal(o.wrap(self, command))
+	updated["command"] = rawJSONString(o.geminiWrap(self, ev.Cwd, dir, command))
 	return &geminiAnswer{Reason: "fence: runs under fence", HookSpecificOutput: &geminiSpecific{HookEventName: geminiBeforeToolEvt, ToolInput: updated}}, nil
 }
+
+// rawJSONString is s as a JSON string, & < > as they are.
+func rawJSONString(s string) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// geminiWrap is the command line that runs command under fence started
+// in cwd, changing to dir inside the sandbox where it is another.
+func (o *hookOptions) geminiWrap(self, cwd, dir, command string) string {
+	if dir == cwd {
+		return o.wrap(self, command)
+	}
+	return cdPrefix(cwd) + o.wrap(self, cdPrefix(dir)+command)
+}
+
+// cdPrefix changes to dir before what follows it, on a line of its own:
+// the shell exits where dir is missing, so that nothing of the command
+// runs elsewhere.
+func cdPrefix(dir string) string { return "cd " + singleQuote(dir) + " || exit 1\n" }
 
 // geminiShellDir is the directory a shell call runs in: its dir_path
 // (directory in older releases), from the event's cwd, else the cwd.

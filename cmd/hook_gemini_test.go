@@ -45,10 +45,10 @@ func TestHookGemini(t *testing.T) {
 	}
 }
 
-// TestHookGeminiRewriteRuns: the rewritten command, run by a shell as
-// Gemini runs it, is fence running the original command, which the hook
-// then lets through as wrapped already.
-func TestHookGeminiRewriteRuns(t *testing.T) {
+// TestHookGeminiRewrite: the rewritten command is this fence running
+// the original command, quotes and all, and the hook lets it through as
+// wrapped already when it comes back.
+func TestHookGeminiRewrite(t *testing.T) {
 	work := hookWorkspace(t)
 	command := `printf '%s\n' "it's" $HOME`
 	event := fmt.Sprintf(`{"hook_event_name":"BeforeTool","cwd":%q,"tool_name":"run_shell_command","tool_input":{"command":%q}}`, work, command)

@@ -95,13 +95,17 @@ func globPrefix(pattern string) string {
 }
 
 // agentStateWritable warns about each allowWrite rule that names one of
-// agentStateFiles itself, the one way fence leaves it writable.
+// agentStateFiles itself, the one way fence leaves it writable, unless a
+// deny rule keeps it read-only all the same.
 func (l *linter) agentStateWritable() {
 	if l.home == "" {
 		return
 	}
 	for _, f := range agentStateFiles {
 		p := path.Join(l.home, f)
+		if l.denied(p, l.r.Config.Filesystem.DenyRead, l.r.Config.Filesystem.DenyWrite) {
+			continue
+		}
 		for _, rule := range l.r.Config.Filesystem.AllowWrite {
 			if e := Expand(rule, l.dir, l.home); !hasGlob(e) && path.Clean(e) == p {
 				l.rule("agent-config-writable", "filesystem.allowWrite", rule, fmt.Sprintf("makes %s writable: an MCP server the command adds there starts with Claude Code, outside any sandbox unless Claude Code runs under fence every time", "~/"+f))

@@ -168,3 +168,50 @@ func TestAgentTemplateRunWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentConfigWritableLint: lint and a run warn about a rule that
+// names ~/.claude.json itself, and not when a deny keeps it read-only or
+// a rule only reaches it through a parent (then it stays protected).
+func TestAgentConfigWritableLint(t *testing.T) {
+	for cfg, want := range map[string]int{
+		`{"filesystem": {"allowWrite": ["~/.claude.json"]}}`:                                 1,
+		`{"filesystem": {"allowWrite": ["/h/.claude.json"]}}`:                                1,
+		`{"filesystem": {"allowWrite": ["~/.claude.json"], "denyWrite": ["~/.claude.json"]}}`: 0,
+		`{"filesystem": {"allowWrite": ["~"]}}`:                                              0,
+		`{"filesystem": {"allowWrite": ["~/.claude.json.bak"]}}`:                             0,
+	} {
+		p, err := parse("/w/fence.jsonc", []byte(cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &Resolved{Config: p.cfg}
+		for name, ws := range map[string][]Warning{"lint": Lint(r, "/w", "/h"), "run": RunWarnings(r, "/w", "/h")} {
+			n := 0
+			for _, w := range ws {
+				if w.Check == "agent-config-writable" {
+					n++
+				}
+			}
+			if n != want {
+				t.Errorf("%s %s: %d agent-config-writable warnings, want %d", name, cfg, n, want)
+			}
+		}
+	}
+}
+
+// BenchmarkCompileAgentTemplate compiles claude-code and codex beside
+// code, which protects the agents' directories whole: the cost of
+// protecting them part by part.
+func BenchmarkCompileAgentTemplate(b *testing.B) {
+	for _, name := range []string{"code", "claude-code", "codex"} {
+		r, err := Load(Options{Template: name, Dir: "/w", Home: "/h", UserConfigDir: "/h/.config/fence"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				Compile(r.Config, Env{Dir: "/w", Home: "/h", UserConfigDir: "/h/.config/fence"})
+			}
+		})
+	}
+}

@@ -104,6 +104,9 @@ type Policy struct {
 	// AllowPrivateAddresses are the private ranges an allowed name may
 	// resolve to (network.allowPrivateAddresses), masked.
 	AllowPrivateAddresses []netip.Prefix `json:"allowPrivateAddresses,omitempty"`
+	// Upstream is where hosts no domain rule names are forwarded
+	// (network.defaultAction "proxy"); nil refuses them.
+	Upstream *UpstreamProxy `json:"upstream,omitempty"`
 	// UnixSockets are the host unix sockets the command may connect to;
 	// AllUnixSockets allows every one.
 	UnixSockets    []Rule `json:"unixSockets,omitempty"`
@@ -210,6 +213,7 @@ func Compile(c Config, env Env) *Policy {
 		p.LocalOutboundPorts = c.Network.AllowLocalOutboundPorts
 	}
 	p.AllowPrivateAddresses = privateRanges(c.Network.AllowPrivateAddresses)
+	p.Upstream = compileUpstream(c.Network, env)
 	if c.Audit.File != "" {
 		p.AuditFile = Expand(c.Audit.File, env.Dir, env.Home)
 	}
@@ -418,6 +422,9 @@ func domainOrigins(n Network, env Env) map[string]string {
 		for i, norm := range normalizeRules(rules) {
 			out[key+"\x00"+norm] = env.Origin(key, rules[i])
 		}
+	}
+	if n.DefaultAction != "" {
+		out["network.defaultAction\x00"+n.DefaultAction] = env.Origin("network.defaultAction", n.DefaultAction)
 	}
 	for _, r := range n.AllowPrivateAddresses {
 		if pr, err := ParsePrivateRange(r); err == nil {

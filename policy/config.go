@@ -70,6 +70,12 @@ type Network struct {
 	// RefusalSummary nil means true: at exit, when the proxies refused
 	// anything, fence says so in one line.
 	RefusalSummary *bool `json:"refusalSummary,omitempty"`
+	// DefaultAction is what becomes of a host no domain rule names:
+	// "deny" (empty means deny) or "proxy", forwarded to UpstreamProxy.
+	DefaultAction string `json:"defaultAction,omitempty"`
+	// UpstreamProxy is an http://HOST:PORT proxy, optionally with a user
+	// name and password, that defaultAction "proxy" forwards to.
+	UpstreamProxy string `json:"upstreamProxy,omitempty"`
 }
 
 // Filesystem says what may be read, executed and written.

@@ -41,6 +41,9 @@ type Effective struct {
 		LocalOutboundPorts []int   `json:"allowLocalOutboundPorts"`
 		PrivateAddresses   []Entry `json:"allowPrivateAddresses"`
 		RefusalSummary     bool    `json:"refusalSummary"`
+		// UpstreamProxy is where hosts no domain rule names go
+		// (network.defaultAction "proxy"), without credentials.
+		UpstreamProxy *Entry `json:"upstreamProxy,omitempty"`
 	} `json:"network"`
 	Command struct {
 		Deny    []Entry `json:"deny"`
@@ -72,6 +75,9 @@ func (p *Policy) Effective() *Effective {
 	n.NamespaceBinding = p.NamespaceBinding && !p.HostNetwork
 	n.PrivateAddresses = p.privateEntries()
 	n.RefusalSummary = p.RefusalSummary
+	if p.Upstream != nil {
+		n.UpstreamProxy = &Entry{Value: p.Upstream.URL(), Rule: "network.defaultAction", Source: p.domainOrigins["network.defaultAction\x00"+DefaultActionProxy]}
+	}
 	e.Command.Deny = commandEntries(p.CommandDeny, "command.deny")
 	e.Command.Allow = commandEntries(p.CommandAllow, "command.allow")
 	e.Command.Dynamic = p.CommandDynamic
@@ -137,6 +143,11 @@ func (e *Effective) JSON(origins bool) []byte {
 				plain[i] = x
 			}
 			*list = plain
+		}
+		if u := out.Network.UpstreamProxy; u != nil {
+			plain := *u
+			plain.plain = true
+			out.Network.UpstreamProxy = &plain
 		}
 	}
 	var b bytes.Buffer

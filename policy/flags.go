@@ -96,6 +96,7 @@ func (r *Resolved) Apply(f Flags, dir string) error {
 		off := false
 		cfg.Network.AllowedDomains, cfg.Network.AllowUnixSockets, cfg.Network.AllowLocalOutboundPorts = nil, nil, nil
 		cfg.Network.AllowPrivateAddresses = nil
+		cfg.Network.DefaultAction, cfg.Network.UpstreamProxy = "", ""
 		// Servers may still listen in the sandbox's own namespace,
 		// which reaches nothing: an offline test run works.
 		cfg.Network.AllowAllUnixSockets, cfg.Network.AllowLocalBinding, cfg.Network.AllowLocalOutbound = false, nil, &off

@@ -69,6 +69,9 @@ func Load(opts Options) (*Resolved, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := l.checkUpstream(cfg); err != nil {
+		return nil, err
+	}
 	return &Resolved{Config: cfg, Chain: chain, Files: l.files, Hashes: l.hashes, origins: l.origins}, nil
 }
 
@@ -77,6 +80,9 @@ type loader struct {
 	files   []string
 	hashes  map[string]string
 	origins map[string]Origin
+	// defaultActionFrom is the file nearest the root that sets
+	// network.defaultAction (see noteDefaultAction).
+	defaultActionFrom *parsed
 }
 
 // UserConfigPaths are the files that make up the user config, in the order
@@ -182,6 +188,7 @@ func (l *loader) abs(path string) string {
 // that extend src, for cycle detection.
 func (l *loader) resolve(src Source, p *parsed, stack Chain) (Config, Chain, error) {
 	stack = append(stack, src)
+	l.noteDefaultAction(src, p)
 	forEachList(&p.cfg, func(key string, values []string) {
 		for i, v := range values {
 			l.origins[key+"\x00"+v] = Origin{Source: src, Pos: p.pos[fmt.Sprintf("%s[%d]", key, i)]}

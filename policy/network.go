@@ -22,6 +22,9 @@ type NetDecision struct {
 	// Fix, when set, says what to change in the policy to allow the
 	// destination, for the hint a refusal carries.
 	Fix string `json:"-"`
+	// Upstream is the upstream proxy's host:port when the connection is
+	// forwarded to it (network.defaultAction "proxy").
+	Upstream string `json:"upstream,omitempty"`
 }
 
 func domainDecision(allowed bool, host, key, pattern, reason string) NetDecision {
@@ -46,6 +49,9 @@ func (p *Policy) NetworkDecision(access, requested, target string, nd NetDecisio
 		*d.Pattern = "*"
 	case nd.Rule == "":
 		d.Rule = "network.allowedDomains"
+	}
+	if nd.Upstream != "" {
+		d.Note = nd.Reason + " (network.upstreamProxy), which decides it by its own rules; addresses are still checked first"
 	}
 	if !d.Allowed {
 		switch {
@@ -90,7 +96,9 @@ func NormalizeHost(host string) (string, error) {
 }
 
 // DecideHost judges a destination by name before anything is resolved:
-// deniedDomains first, then allowedDomains.
+// deniedDomains first, then allowedDomains; a host neither names is
+// refused, or under network.defaultAction "proxy" allowed through the
+// upstream proxy (Upstream set; its addresses still to be checked).
 func (p *Policy) DecideHost(host string) NetDecision {
 	h, err := NormalizeHost(host)
 	if err != nil {
@@ -102,6 +110,9 @@ func (p *Policy) DecideHost(host string) NetDecision {
 	if rule, ok := matchDomain(p.AllowedDomains, h); ok {
 		return domainDecision(true, h, "network.allowedDomains", rule, "allowed")
 	}
+	if p.Upstream != nil {
+		return p.forwarded(h)
+	}
 	return NetDecision{Host: h, Reason: "not in network.allowedDomains"}
 }
 
@@ -110,11 +121,15 @@ func (p *Policy) DecideHost(host string) NetDecision {
 // work through the proxy for the hosts the ssh rules allow.
 func (p *Policy) DecideHostPort(host, port string) NetDecision {
 	d := p.DecideHost(host)
-	if d.Allowed || port != "22" || !p.SSH.Enabled || d.Key == "network.deniedDomains" {
+	if d.Allowed && d.Upstream == "" || port != "22" || !p.SSH.Enabled || d.Key == "network.deniedDomains" {
 		return d
 	}
 	if ok, _ := p.SSH.DecideSSHHost(d.Host); ok {
 		return NetDecision{Allowed: true, Host: d.Host, Rule: "ssh.allowedHosts", Reason: "allowed for ssh"}
+	}
+	if pattern, hit := matchHost(p.SSH.DeniedHosts, strings.ToLower(d.Host)); hit && d.Upstream != "" {
+		// ssh's own deny list holds for a forwarded ssh connection too.
+		return NetDecision{Host: d.Host, Rule: `ssh.deniedHosts "` + pattern + `"`, Key: "ssh.deniedHosts", Pattern: pattern, Reason: "denied by ssh.deniedHosts, which network.defaultAction \"proxy\" does not forward"}
 	}
 	return d
 }

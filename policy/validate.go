@@ -77,6 +77,9 @@ func (p *parsed) validateScalars() error {
 			return p.errorf("audit.file", "%q %s", c.Audit.File, problem)
 		}
 	}
+	if key, problem := p.checkUpstreamKeys(); problem != "" {
+		return p.errorf(key, "%s", problem)
+	}
 	ports := map[string]int{"network.httpProxyPort": c.Network.HTTPProxyPort, "network.socksProxyPort": c.Network.SocksProxyPort}
 	for i, port := range c.Network.AllowLocalOutboundPorts {
 		ports[fmt.Sprintf("network.allowLocalOutboundPorts[%d]", i)] = port

@@ -21,7 +21,7 @@ func init() {
 		"fence's PreToolUse hook for " + codexMatcher + " (Codex skips a new hook until it is trusted in /hooks; " +
 			"releases before 0.124 run hooks only with [features] codex_hooks = true in config.toml, " +
 			"and releases before 0.131 cannot run a shell call under fence: they refuse the rewrite and run the command fence allowed unsandboxed)",
-		"Codex: a PreToolUse hook in ~/.codex/hooks.json (with CODEX_HOME set, name $CODEX_HOME/hooks.json with --file)"}
+		"Codex: a PreToolUse hook in ~/.codex/hooks.json ($CODEX_HOME/hooks.json when that is set)"}
 }
 
 // codexMatcher is the PreToolUse matcher of fence's Codex hook: the

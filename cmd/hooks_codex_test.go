@@ -62,6 +62,7 @@ func TestHooksInstallCodex(t *testing.T) {
 // HOME and the hooks file's path.
 func codexHome(t *testing.T, dir string) (home, settings string) {
 	home = filepath.Join(workIn(t, "home"), "home")
+	t.Setenv("CODEX_HOME", "")
 	settings = filepath.Join(home, ".codex", "hooks.json")
 	before, err := os.ReadFile(filepath.Join(dir, "before.json"))
 	if os.IsNotExist(err) {
@@ -87,6 +88,7 @@ func TestHooksCodexFlags(t *testing.T) {
 	testOnlyFenceExe = "/usr/local/bin/fence"
 	t.Cleanup(func() { testOnlyFenceExe = "" })
 	dir := workIn(t, "home")
+	t.Setenv("CODEX_HOME", "")
 	file := filepath.Join(dir, "proj", ".codex", "hooks.json")
 	code, _, errOut := fenceOut(t, "-t", "code", "hooks", "install", "--codex", "--file", file)
 	if code != 0 {

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -106,7 +107,7 @@ func (o *hookOptions) codexDecide(raw []byte, rerr error) (*claudeDecision, erro
 		return nil, fmt.Errorf("%s event without an absolute cwd (%q), so the call is refused", ev.ToolName, ev.Cwd)
 	}
 	ev.Cwd = filepath.Clean(ev.Cwd)
-	pol, err := o.loadIn(ev.Cwd)
+	pol, err := o.loadFor(ev.Cwd, codexNeed(ev))
 	if err != nil {
 		return nil, fmt.Errorf("the policy for %s: %w", ev.Cwd, err)
 	}
@@ -114,6 +115,17 @@ func (o *hookOptions) codexDecide(raw []byte, rerr error) (*claudeDecision, erro
 		return codexPatch(pol, ev)
 	}
 	return o.codexShell(pol, ev)
+}
+
+// codexNeed is how much of the policy's meaning on the disk the call's
+// decision depends on: a patch's files are judged as writes; a shell
+// command needs none, unless it may give a patch to apply_patch.
+func codexNeed(ev claudeEvent) diskNeed {
+	if ev.ToolName == "apply_patch" || bytes.Contains(ev.ToolInput["command"], []byte("applypatch")) ||
+		bytes.Contains(ev.ToolInput["command"], []byte("apply_patch")) {
+		return needFor("write")
+	}
+	return needNoDisk
 }
 
 // codexCommand is a Codex shell call's command in the shape it came in.

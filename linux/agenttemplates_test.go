@@ -224,3 +224,62 @@ func TestAgentTemplatesReachAPI(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentTemplateWithHook: Claude Code under `fence -t claude-code`
+// whose hook wraps its shell calls. The hook, run inside the agent's
+// sandbox, still refuses what the command policy refuses and rewrites
+// the rest to a fence nested in the agent's: the nested command is held
+// by both policies (the hook's denies what the template allows: a file,
+// the agent's state, the agent's own key), while the agent itself keeps
+// writing its state.
+func TestAgentTemplateWithHook(t *testing.T) {
+	policy := `{"extends": "code", "filesystem": {"denyRead": ["secret.txt"]}}`
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, policy)
+			w.plant(t, map[string]string{"home/.claude.json": "{}\n", "home/.claude/settings.json": "{}\n"})
+			fence := filepath.Join(bin, "fence")
+			agent := func(stdin, script string) result {
+				t.Helper()
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				cmd := w.commandIn(ctx, w.ws, []string{"ANTHROPIC_API_KEY=sk-own", "GITHUB_TOKEN=ghp-x"}, fence, "-t", "claude-code", "-c", script)
+				cmd.Stdin = strings.NewReader(stdin)
+				return runResult(t, cmd)
+			}
+			event := func(command string) string {
+				b, err := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "cwd": w.ws, "tool_name": "Bash", "tool_input": map[string]any{"command": command}})
+				must(t, err)
+				return string(b)
+			}
+			hook := fmt.Sprintf("%s -s %s hook claude", fence, w.settings)
+			if r := agent(event("git push"), hook); r.code != 0 || !strings.Contains(r.stdout, `"permissionDecision":"deny"`) {
+				t.Fatalf("git push, asked inside the agent's sandbox: exit %d, %q, %s", r.code, r.stdout, r.stderr)
+			}
+			r := agent(event(`cat secret.txt; cat README; echo $ANTHROPIC_API_KEY $GITHUB_TOKEN; echo x > ~/.claude/projects/p || echo refused-state; echo y > ~/.claude/settings.json || echo refused-settings`), hook)
+			var ans hookAnswer
+			if err := json.Unmarshal([]byte(r.stdout), &ans); err != nil || r.code != 0 {
+				t.Fatalf("the hook inside the agent's sandbox: exit %d, %q, %s", r.code, r.stdout, r.stderr)
+			}
+			command, _ := ans.HookSpecificOutput.UpdatedInput["command"].(string)
+			if !strings.HasPrefix(command, fence+" ") {
+				t.Fatalf("the hook rewrote the call to %q", command)
+			}
+			run := agent("", command+"; echo agent > ~/.claude/projects/a && echo agent-wrote-state")
+			for _, want := range []string{"readme", "refused-state", "refused-settings", "agent-wrote-state"} {
+				if !strings.Contains(run.stdout, want) {
+					t.Errorf("the nested run does not print %q:\n%s\n%s", want, run.stdout, run.stderr)
+				}
+			}
+			if strings.Contains(run.stdout, "TOPSECRET") || strings.Contains(run.stdout, "ghp-x") || strings.Contains(run.stdout, "sk-own") || !strings.Contains(run.stderr, "inside a fence sandbox") {
+				t.Errorf("the nested run read the hook's denied file, saw a credential, or did not nest:\n%s\n%s", run.stdout, run.stderr)
+			}
+			if b, _ := os.ReadFile(w.home + "/.claude/projects/a"); string(b) != "agent\n" {
+				t.Errorf("the agent's state = %q", b)
+			}
+			if b, _ := os.ReadFile(w.home + "/.claude/settings.json"); string(b) != "{}\n" {
+				t.Errorf("settings.json changed to %q", b)
+			}
+		})
+	}
+}

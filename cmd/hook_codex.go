@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -107,25 +106,37 @@ func (o *hookOptions) codexDecide(raw []byte, rerr error) (*claudeDecision, erro
 		return nil, fmt.Errorf("%s event without an absolute cwd (%q), so the call is refused", ev.ToolName, ev.Cwd)
 	}
 	ev.Cwd = filepath.Clean(ev.Cwd)
-	pol, err := o.loadFor(ev.Cwd, codexNeed(ev))
-	if err != nil {
-		return nil, fmt.Errorf("the policy for %s: %w", ev.Cwd, err)
-	}
 	if ev.ToolName == "apply_patch" {
+		pol, err := o.codexPolicy(ev.Cwd, needFor("write"))
+		if err != nil {
+			return nil, err
+		}
 		return codexPatch(pol, ev)
 	}
-	return o.codexShell(pol, ev)
+	c, err := o.codexShellCommand(ev)
+	if err != nil {
+		return nil, err
+	}
+	// A shell command needs none of the policy's meaning on the disk,
+	// unless it gives a patch to apply_patch, whose files are writes.
+	need := needNoDisk
+	if len(shellPatches(c.line)) > 0 {
+		need = needFor("write")
+	}
+	pol, err := o.codexPolicy(ev.Cwd, need)
+	if err != nil {
+		return nil, err
+	}
+	return o.codexShell(pol, ev, c)
 }
 
-// codexNeed is how much of the policy's meaning on the disk the call's
-// decision depends on: a patch's files are judged as writes; a shell
-// command needs none, unless it may give a patch to apply_patch.
-func codexNeed(ev claudeEvent) diskNeed {
-	if ev.ToolName == "apply_patch" || bytes.Contains(ev.ToolInput["command"], []byte("applypatch")) ||
-		bytes.Contains(ev.ToolInput["command"], []byte("apply_patch")) {
-		return needFor("write")
+// codexPolicy is the policy for a call in dir, loaded as far as need says.
+func (o *hookOptions) codexPolicy(dir string, need diskNeed) (*policy.Policy, error) {
+	pol, err := o.loadFor(dir, need)
+	if err != nil {
+		return nil, fmt.Errorf("the policy for %s: %w", dir, err)
 	}
-	return needNoDisk
+	return pol, nil
 }
 
 // codexCommand is a Codex shell call's command in the shape it came in.
@@ -135,9 +146,18 @@ type codexCommand struct {
 	words []string // the words of an array or argv command
 }
 
-// codexShellCommand reads the shell command of the event's tool_input.
-func codexShellCommand(ev claudeEvent) (codexCommand, error) {
-	in := ev.ToolInput
+// codexShellCommand reads the shell command of the event's tool_input,
+// with the command line that runs it.
+func (o *hookOptions) codexShellCommand(ev claudeEvent) (codexCommand, error) {
+	c, err := codexCommandOf(ev.ToolInput)
+	if err == nil && c.shape != "script" {
+		c.line = o.argvLine(selfPath(), c.words)
+	}
+	return c, err
+}
+
+// codexCommandOf reads a shell call's tool_input in any of its shapes.
+func codexCommandOf(in map[string]json.RawMessage) (codexCommand, error) {
 	var kind string
 	if v, ok := in["kind"]; ok && json.Unmarshal(v, &kind) != nil {
 		return codexCommand{}, errors.New("Bash event whose tool_input.kind is not a string, so the call is refused")
@@ -178,17 +198,11 @@ func codexArgv(in map[string]json.RawMessage) (codexCommand, error) {
 
 // codexShell judges a shell call as the Claude Code hook does and
 // rewrites it to run under fence with the hook's policy flags.
-func (o *hookOptions) codexShell(pol *policy.Policy, ev claudeEvent) (*claudeDecision, error) {
-	c, err := codexShellCommand(ev)
-	if err != nil {
-		return nil, err
-	}
+func (o *hookOptions) codexShell(pol *policy.Policy, ev claudeEvent, c codexCommand) (*claudeDecision, error) {
 	self := selfPath()
-	if c.shape != "script" {
-		c.line = o.argvLine(self, c.words)
-	}
 	reason, wrapped := o.shellRefusal(pol, self, c.line, "the hook runs every command under fence with its own policy")
 	if reason == "" {
+		var err error
 		reason, err = shellPatchRefusal(pol, ev.Cwd, c.line)
 		if err != nil {
 			return nil, err

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"runtime"
@@ -114,6 +115,13 @@ func urlDecision(pol *policy.Policy, raw string) (policy.Decision, error) {
 		port = map[string]string{"http": "80", "https": "443", "ssh": "22"}[u.Scheme]
 	}
 	nd := pol.DecideHostPort(u.Hostname(), port)
+	if a, err := netip.ParseAddr(nd.Host); err == nil && nd.Upstream != "" {
+		// The proxies hold an address to the address rules before they
+		// forward it, as they do every address a forwarded name has.
+		if ad := pol.DecideAddr(nd.Host, port, a); !ad.Allowed {
+			nd = ad
+		}
+	}
 	return pol.NetworkDecision("url", raw, net.JoinHostPort(nd.Host, port), nd), nil
 }
 

@@ -41,7 +41,7 @@ func (w *wire) forInit() *wire {
 	p.Globs, p.Warnings, p.Seccomp, p.EnvRemoved, p.Watch, p.Worktrees, p.Gitlinks = nil, nil, nil, nil, nil, nil, nil
 	if p.Proxy != nil {
 		proxy := *p.Proxy
-		proxy.AllowedDomains, proxy.DeniedDomains, proxy.SSH = nil, nil, policy.SSHPolicy{}
+		proxy.AllowedDomains, proxy.DeniedDomains, proxy.SSH, proxy.Upstream = nil, nil, policy.SSHPolicy{}, nil
 		p.Proxy = &proxy
 	}
 	out := *w

@@ -25,6 +25,9 @@ type Proxy struct {
 	AllowPrivateAddresses []netip.Prefix `json:"allowPrivateAddresses,omitempty"`
 	// SSH holds the ssh rules, whose allowedHosts the proxy lets ssh reach.
 	SSH policy.SSHPolicy `json:"ssh,omitzero"`
+	// Upstream is where the proxies forward the hosts no domain rule
+	// names (network.defaultAction "proxy"); its credentials never print.
+	Upstream *policy.UpstreamProxy `json:"upstream,omitempty"`
 	// Forwards expose ports of the sandbox's loopback on the host (-p).
 	Forwards []Forward `json:"forwards,omitempty"`
 	// Outer, in a run nested in a fence sandbox, are that sandbox's

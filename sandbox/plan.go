@@ -256,7 +256,7 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 		Limits: p.Limits,
 	}
 	plan.Proxy = &Proxy{HTTPPort: p.HTTPProxyPort, SOCKSPort: p.SocksProxyPort, AllowedDomains: p.AllowedDomains, DeniedDomains: p.DeniedDomains, SSH: p.SSH, AllowPrivateAddresses: p.AllowPrivateAddresses,
-		RefusalSummary: p.RefusalSummary, NoNetwork: p.NoNetwork}
+		RefusalSummary: p.RefusalSummary, NoNetwork: p.NoNetwork, Upstream: p.Upstream}
 	if p.HostNetwork {
 		// The proxies listen on the host's loopback, at ports the
 		// supervisor picks when it starts them (see ProxyEnv).

@@ -56,9 +56,13 @@ func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request) {
 	}
 	target, err := s.connect(r.Context(), "CONNECT", host, port)
 	var ref *refused
+	var f *failed
 	switch {
 	case errors.As(err, &ref):
 		refuseHTTP(w, "CONNECT", r.Host, ref)
+		return
+	case errors.As(err, &f):
+		failHTTP(w, "CONNECT", r.Host, f)
 		return
 	case err != nil:
 		http.Error(w, "fence: "+err.Error(), http.StatusBadGateway)
@@ -98,18 +102,17 @@ func (s *Server) handleForward(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "fence: only http:// URLs can be forwarded; use CONNECT for https", http.StatusBadRequest)
 		return
 	}
+	if d := s.Policy.DecideHostPort(r.URL.Hostname(), port); s.forwarded(d) {
+		s.forwardHTTP(w, r, port, d)
+		return
+	}
 	transport := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return s.connect(ctx, "HTTP", r.URL.Hostname(), port)
 		},
 		DisableKeepAlives: true,
 	}
-	out := r.Clone(r.Context())
-	out.RequestURI = ""
-	for _, h := range hopHeaders {
-		out.Header.Del(h)
-	}
-	resp, err := transport.RoundTrip(out)
+	resp, err := transport.RoundTrip(outbound(r))
 	var ref *refused
 	switch {
 	case errors.As(err, &ref):
@@ -119,6 +122,23 @@ func (s *Server) handleForward(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "fence: "+err.Error(), http.StatusBadGateway)
 		return
 	}
+	relayResponse(w, resp)
+}
+
+// outbound is the client's request as fence sends it on: without the
+// headers meant for fence's proxy (the client's Proxy-Authorization
+// among them).
+func outbound(r *http.Request) *http.Request {
+	out := r.Clone(r.Context())
+	out.RequestURI = ""
+	for _, h := range hopHeaders {
+		out.Header.Del(h)
+	}
+	return out
+}
+
+// relayResponse passes resp on to the client, without hop headers.
+func relayResponse(w http.ResponseWriter, resp *http.Response) {
 	defer resp.Body.Close()
 	for _, h := range hopHeaders {
 		resp.Header.Del(h)

@@ -61,7 +61,9 @@ func (r *refused) Error() string { return r.d.Reason }
 // connect decides host, resolves it, drops addresses the policy refuses
 // (a name that leads to the host's loopback, the metadata service or a
 // private range the policy does not open), and dials the first allowed
-// address by its literal. A refusal is a *refused error.
+// address by its literal; a host the policy forwards goes to the
+// upstream proxy instead (see forward). A refusal is a *refused error,
+// a failure of the upstream proxy a *failed one.
 func (s *Server) connect(ctx context.Context, proto, host, port string) (net.Conn, error) {
 	d := s.Policy.DecideHostPort(host, port)
 	if !d.Allowed {
@@ -69,6 +71,9 @@ func (s *Server) connect(ctx context.Context, proto, host, port string) (net.Con
 	}
 	if s.Upstream != nil {
 		return s.connectUpstream(ctx, proto, host, port, d)
+	}
+	if s.forwarded(d) {
+		return s.forward(ctx, proto, host, port, d)
 	}
 	addrs, err := s.resolve(ctx, d.Host)
 	if err != nil {

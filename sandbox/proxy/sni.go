@@ -45,6 +45,10 @@ type sniGate struct {
 	s                         *Server
 	proto, target, host, port string
 	end                       func() // ends the tunnel, both ways
+	// forwarded says the tunnel goes through the upstream proxy
+	// (network.defaultAction "proxy"), which then carries names no
+	// domain rule names; a direct tunnel may not.
+	forwarded bool
 
 	passing bool // only the client's copy reads or sets it
 	mu      sync.Mutex
@@ -61,7 +65,8 @@ func (s *Server) gate(proto, target, host, port string, upstream net.Conn, end f
 	if testOnlySkipSNI {
 		return upstream
 	}
-	return &sniGate{Conn: upstream, s: s, proto: proto, target: target, host: host, port: port, end: end}
+	forwarded := s.forwarded(s.Policy.DecideHostPort(host, port))
+	return &sniGate{Conn: upstream, s: s, proto: proto, target: target, host: host, port: port, end: end, forwarded: forwarded}
 }
 
 func (g *sniGate) Write(p []byte) (int, error) {
@@ -109,8 +114,15 @@ func (g *sniGate) judge() error {
 		if sameHost(name, g.host) {
 			continue
 		}
-		if d := g.s.Policy.DecideHostPort(name, g.port); !d.Allowed {
+		d := g.s.Policy.DecideHostPort(name, g.port)
+		if !d.Allowed {
 			d.Reason = fmt.Sprintf("the TLS ClientHello asks for %q (SNI), which the policy refuses: %s", name, d.Reason)
+			return &refused{d}
+		}
+		if g.s.forwarded(d) && !g.forwarded {
+			d.Allowed, d.Upstream = false, ""
+			d.Reason = fmt.Sprintf("the TLS ClientHello asks for %q (SNI), which only the upstream proxy may carry (network.defaultAction \"proxy\"), not a direct tunnel to %s", name, g.host)
+			d.Fix = fmt.Sprintf("add %s to network.allowedDomains if the command needs it through %s", name, g.host)
 			return &refused{d}
 		}
 	}

@@ -19,6 +19,9 @@ type initOptions struct {
 	output string
 	user   bool
 	force  bool
+	// minimal and scaffold choose the text: extends alone, or every key
+	// of the schema commented out; neither is the commented starter.
+	minimal, scaffold bool
 }
 
 func newConfigInitCmd(pf *policyFlags, stdout, stderr io.Writer) *cobra.Command {
@@ -34,6 +37,8 @@ func newConfigInitCmd(pf *policyFlags, stdout, stderr io.Writer) *cobra.Command 
 	f.StringVarP(&o.output, "output", "o", "", "write to this file instead of ./fence.jsonc")
 	f.BoolVar(&o.user, "user", false, "write the user config instead of ./fence.jsonc")
 	f.BoolVar(&o.force, "force", false, "replace an existing file")
+	f.BoolVar(&o.minimal, "minimal", false, "write the smallest useful config: extends alone")
+	f.BoolVar(&o.scaffold, "scaffold", false, "write every key of the schema, each commented out with its description")
 	return c
 }
 
@@ -45,7 +50,7 @@ func (o *initOptions) run(stdout, stderr io.Writer) error {
 	if base == "" {
 		base = "code"
 	}
-	text, err := policy.Starter(base)
+	text, err := o.text(base)
 	if err != nil {
 		return err
 	}
@@ -66,6 +71,20 @@ func (o *initOptions) run(stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "fence: wrote %s (extends %q); see what it resolves to with: fence config show\n", target, base)
 	return recordTrust(opts, stderr, text, target)
+}
+
+// text is the config to write: the starter, or --minimal's or
+// --scaffold's.
+func (o *initOptions) text(base string) ([]byte, error) {
+	switch {
+	case o.minimal && o.scaffold:
+		return nil, errors.New("give --minimal or --scaffold, not both")
+	case o.minimal:
+		return policy.Minimal(base)
+	case o.scaffold:
+		return policy.Scaffold(base)
+	}
+	return policy.Starter(base)
 }
 
 func (o *initOptions) target(opts policy.Options) (string, error) {

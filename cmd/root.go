@@ -112,13 +112,14 @@ type runOptions struct {
 	audit    string   // --audit
 	keepFDs  []int    // --keep-fd
 	limits   limitFlags
+	up       upstreamFlags // --shell, --expose-host-path, --fence-log-file, ...
 	stderr   io.Writer
 	// pre is the sandbox's init when Execute started it ahead, or nil.
 	pre *linux.Prestarted
 }
 
 func newRootCmd(stdout, stderr io.Writer, pre *linux.Prestarted) *cobra.Command {
-	o := &runOptions{policy: &policyFlags{stderr: stderr}, stderr: stderr, pre: pre}
+	o := &runOptions{policy: &policyFlags{stderr: stderr}, stderr: stderr, pre: pre, up: upstreamFlags{stdout: stdout}}
 	root := &cobra.Command{
 		Use:   "fence [flags] -- command [args...]\n  fence [flags] -c 'shell string'",
 		Short: "Run a command inside a kernel-enforced sandbox",
@@ -144,6 +145,7 @@ func newRootCmd(stdout, stderr io.Writer, pre *linux.Prestarted) *cobra.Command 
 	o.limits.register(f)
 	f.IntSliceVar(&o.keepFDs, "keep-fd", nil, "pass descriptor `N` on to the command at the same number (repeatable); fence closes every other one but 0-2")
 	f.StringVar(&o.audit, "audit", "", "append one JSON line per denial to `FILE` (as audit.file in the policy does), rotated daily")
+	o.up.register(f)
 	root.AddCommand(newConfigCmd(o.policy, stdout, stderr), newTemplatesCmd(stdout), newPlanCmd(o.policy, stdout), newDoctorCmd(stdout), newSSHProxyCmd(os.Stdin, stdout), newCheckCmd(o.policy, os.Stdin, stdout))
 	root.AddCommand(newHooksCmd(o.policy, stdout, stderr))
 	root.AddCommand(newHookCmd(o.policy, stdout, stderr))
@@ -152,11 +154,19 @@ func newRootCmd(stdout, stderr io.Writer, pre *linux.Prestarted) *cobra.Command 
 }
 
 func (o *runOptions) run(args []string) error {
+	if done, err := o.up.alias(args, o.shell); done {
+		return err
+	}
+	closeLog, err := o.openLog()
+	if err != nil {
+		return err
+	}
+	defer closeLog()
 	if o.report == "" {
 		return o.execute(args, nil)
 	}
 	rep := newRunReport(args, o.shell)
-	err := o.execute(args, rep)
+	err = o.execute(args, rep)
 	rep.finish(err)
 	if werr := rep.write(o.report); werr != nil {
 		fmt.Fprintf(o.stderr, "fence: warning: %v\n", werr)
@@ -184,6 +194,10 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 		res.Config.Audit.File = o.audit
 	}
 	pol := compileResolved(res, opts)
+	us, err := o.up.apply(pol, o.shell, args, opts.Dir)
+	if err != nil {
+		return err
+	}
 	disk, err := o.prepareHost(pol, res, opts)
 	if err != nil {
 		return err
@@ -195,7 +209,7 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	if rep != nil {
 		rep.Chain, rep.rec = res.Chain, rec
 	}
-	if v := preflight(pol, args, o.shell); v.Blocked {
+	if v := preflightRun(pol, args, o.shell, us); v.Blocked {
 		rec.Command(sandbox.LayerPreflight, v)
 		return &exitError{code: sandbox.ExitFenceError, msg: v.Message()}
 	}
@@ -203,6 +217,7 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	if err != nil {
 		return err
 	}
+	shellArgv(plan, o.shell, us)
 	plan.Monitor, plan.Recorder, plan.KeepFDs = o.monitor, rec, o.keepFDs
 	o.limits.apply(plan, o.policy.debug, o.stderr)
 	if err := addForwards(plan, o.ports); err != nil {

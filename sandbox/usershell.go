@@ -1,0 +1,175 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/fence-sandbox/fence/policy"
+)
+
+// UserShell is the shell `--shell user` runs a -c string through: the
+// caller's $SHELL, checked by ResolveUserShell.
+type UserShell struct {
+	Path   string // $SHELL as given, absolute
+	Family string // bash, sh, dash, ash, ksh, mksh or zsh (see shellFamilies)
+	Login  bool   // --shell-login: run it with -l
+}
+
+// shellFamilies maps a shell's file name to the family whose -c strings
+// preflight reads. Preflight parses every one of them as bash, as it
+// does a nested `zsh -c` today; fish, csh, tcsh, nushell and the like
+// have a syntax of their own (fish's single quotes take \', csh's
+// history and quoting differ), so a line bash reads as a string could
+// run a denied command there, and they are refused.
+var shellFamilies = map[string]string{
+	"bash": "bash", "sh": "sh", "dash": "dash", "ash": "ash", "busybox": "ash",
+	"ksh": "ksh", "ksh93": "ksh", "mksh": "mksh", "lksh": "mksh", "zsh": "zsh",
+}
+
+// EtcShells is the list of login shells $SHELL must be on, when the file
+// exists.
+const EtcShells = "/etc/shells"
+
+// ResolveUserShell checks shell ($SHELL) for `--shell user`: an absolute
+// path to an executable regular file (links followed), listed in
+// etcShells when that file exists, of a family preflight can read. The
+// error says which of these failed.
+func ResolveUserShell(shell, etcShells string, login bool) (UserShell, error) {
+	if shell == "" {
+		return UserShell{}, errors.New("--shell user: $SHELL is not set")
+	}
+	if !filepath.IsAbs(shell) {
+		return UserShell{}, fmt.Errorf("--shell user: $SHELL %q is not an absolute path", shell)
+	}
+	resolved, err := filepath.EvalSymlinks(shell)
+	if err != nil {
+		return UserShell{}, fmt.Errorf("--shell user: $SHELL %q: %w", shell, err)
+	}
+	fi, err := os.Stat(resolved)
+	if err != nil {
+		return UserShell{}, fmt.Errorf("--shell user: $SHELL %q: %w", shell, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return UserShell{}, fmt.Errorf("--shell user: $SHELL %q is not a regular file (%s)", shell, fi.Mode().Type())
+	}
+	if err := unix.Access(resolved, unix.X_OK); err != nil || fi.Mode().Perm()&0o111 == 0 {
+		return UserShell{}, fmt.Errorf("--shell user: $SHELL %q is not executable", shell)
+	}
+	if err := checkListed(shell, resolved, etcShells); err != nil {
+		return UserShell{}, err
+	}
+	family, ok := shellFamilies[filepath.Base(shell)]
+	if !ok {
+		family, ok = shellFamilies[filepath.Base(resolved)]
+	}
+	if !ok {
+		return UserShell{}, fmt.Errorf("--shell user: $SHELL %q is %s, whose syntax fence's preflight cannot read (it parses sh, bash, dash, ash, ksh, mksh and zsh command lines), so command.deny could not be judged the way that shell runs the line; use --shell default (bash) or a POSIX-family $SHELL", shell, filepath.Base(resolved))
+	}
+	return UserShell{Path: shell, Family: family, Login: login}, nil
+}
+
+// checkListed refuses a shell etcShells does not list (by the path given
+// or the one its links lead to); no such file lists every shell.
+func checkListed(shell, resolved, etcShells string) error {
+	data, err := os.ReadFile(etcShells)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--shell user: read %q: %w", etcShells, err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line != "" && !strings.HasPrefix(line, "#") && (line == shell || line == resolved) {
+			return nil
+		}
+	}
+	return fmt.Errorf("--shell user: $SHELL %q is not listed in %s, so it is not a login shell of this system", shell, etcShells)
+}
+
+// Argv is the command line that runs src through the shell.
+func (s UserShell) Argv(src string) []string {
+	if s.Login {
+		return []string{s.Path, "-l", "-c", src}
+	}
+	return []string{s.Path, "-c", src}
+}
+
+// PreflightUserShell judges src as `--shell user` runs it: as
+// PreflightShell does (every family is parsed as bash), then the shell
+// itself as a command (a deny rule may name it), then what that family
+// does that bash -c does not. Every shell but bash expands aliases in a
+// -c string (bash does as sh, in POSIX mode), so an alias defined on the
+// line is a command name set at run time: its value is judged as a
+// command line, and the definition is blocked under command.dynamic
+// "deny". zsh replaces a word "=name" by the path of the program name,
+// which is judged the same way.
+func PreflightUserShell(p *policy.Policy, src string, s UserShell) Verdict {
+	if v := PreflightShell(p, src); v.Blocked {
+		return v
+	}
+	if v := PreflightArgv(p, []string{s.Path}); v.Blocked {
+		return v
+	}
+	if s.Family == "bash" {
+		return Verdict{}
+	}
+	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		return Verdict{} // PreflightShell has judged what it cannot read
+	}
+	var v Verdict
+	syntax.Walk(file, func(n syntax.Node) bool {
+		if call, ok := n.(*syntax.CallExpr); ok && !v.Blocked {
+			v = judgeShellSpecific(p, call, s.Family)
+		}
+		return !v.Blocked
+	})
+	return v
+}
+
+// judgeShellSpecific judges one simple command for what s's family does
+// with it beyond bash: alias definitions, and zsh's =name words.
+func judgeShellSpecific(p *policy.Policy, call *syntax.CallExpr, family string) Verdict {
+	if len(call.Args) == 0 {
+		return Verdict{}
+	}
+	words := make([]word, len(call.Args))
+	for i, w := range call.Args {
+		words[i] = literalWord(w)
+	}
+	text := printWords(call.Args)
+	if family == "zsh" && slices.ContainsFunc(words, func(w word) bool { return w.literal && len(w.text) > 1 && w.text[0] == '=' }) {
+		return dynamicVerdict(p, text, "a =name word, which zsh replaces with the path of a program")
+	}
+	if !words[0].literal || words[0].text != "alias" {
+		return Verdict{}
+	}
+	for _, w := range words[1:] {
+		_, value, ok := strings.Cut(w.text, "=")
+		if !w.literal || !ok {
+			continue
+		}
+		if v := PreflightShell(p, value); v.Blocked {
+			return v
+		}
+	}
+	return dynamicVerdict(p, text, "an alias defined on the line, which "+family+" expands in a -c string")
+}
+
+// dynamicVerdict is preflight's answer to what it cannot see through:
+// blocked only under command.dynamic "deny".
+func dynamicVerdict(p *policy.Policy, command, why string) Verdict {
+	if p.CommandDynamic != "deny" {
+		return Verdict{}
+	}
+	return Verdict{Blocked: true, Command: command, Dynamic: why}
+}

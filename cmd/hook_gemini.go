@@ -137,7 +137,13 @@ func (o *hookOptions) geminiDecide(raw []byte, rerr error) (*geminiAnswer, error
 	if ev.ToolName == geminiShellTool {
 		return o.geminiShell(ev)
 	}
-	pol, err := o.loadIn(ev.Cwd)
+	need := needNoDisk // a fetch
+	if t, ok := geminiFileTools[ev.ToolName]; ok {
+		need = needFor(t.access)
+	} else if ev.ToolName == geminiReadManyTool {
+		need = needFor("read")
+	}
+	pol, err := o.loadFor(ev.Cwd, need)
 	if err != nil {
 		return nil, fmt.Errorf("the policy for %s: %w", ev.Cwd, err)
 	}
@@ -173,7 +179,7 @@ func (o *hookOptions) geminiShell(ev claudeEvent) (*geminiAnswer, error) {
 	if err != nil {
 		return nil, err
 	}
-	pol, err := o.loadIn(ev.Cwd)
+	pol, err := o.loadFor(ev.Cwd, needNoDisk) // the command runs under a fence that prepares the disk itself
 	if err != nil {
 		return nil, fmt.Errorf("the policy for %s: %w", ev.Cwd, err)
 	}

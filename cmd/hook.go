@@ -107,6 +107,19 @@ func hookAlias(args []string) []string {
 	return args
 }
 
+// guarded runs decide with a panic turned into an error, so into a
+// denial: an agent takes a hook that dies for a failed one, and some
+// (Codex, Cursor) then run the call.
+func guarded[T any](decide func() (T, error)) (ans T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			var none T
+			ans, err = none, fmt.Errorf("fence failed while judging the call (%v), so it is refused", r)
+		}
+	}()
+	return decide()
+}
+
 // readEvent reads the whole event, refusing one larger than maxEvent.
 func readEvent(r io.Reader) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxEvent+1))

@@ -67,7 +67,7 @@ func claudeJudged(tool string) bool {
 // where Claude Code's own permission flow is to decide: a tool fence
 // does not judge, a file or fetch call the policy allows.
 func (o *hookOptions) claude(raw []byte, rerr error, stdout io.Writer) error {
-	ans, err := o.claudeDecide(raw, rerr)
+	ans, err := guarded(func() (*claudeDecision, error) { return o.claudeDecide(raw, rerr) })
 	if err != nil {
 		ans = &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: "fence: " + err.Error()}
 	}

@@ -48,7 +48,7 @@ var codexJudged = map[string]bool{"Bash": true, "apply_patch": true}
 // Codex's own approval flow is to decide: a tool fence does not judge, a
 // patch the policy allows, a command that runs under fence already.
 func (o *hookOptions) codex(raw []byte, rerr error, stdout io.Writer) error {
-	ans, err := o.codexSafe(raw, rerr)
+	ans, err := guarded(func() (*claudeDecision, error) { return o.codexDecide(raw, rerr) })
 	if err != nil {
 		ans = &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: "fence: " + err.Error()}
 	}
@@ -62,17 +62,6 @@ func (o *hookOptions) codex(raw []byte, rerr error, stdout io.Writer) error {
 	}
 	_, err = stdout.Write(append(b, '\n'))
 	return err
-}
-
-// codexSafe is codexDecide with a panic turned into an error, so into a
-// denial: Codex takes a hook that dies for a failed one and runs the call.
-func (o *hookOptions) codexSafe(raw []byte, rerr error) (ans *claudeDecision, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			ans, err = nil, fmt.Errorf("fence failed while judging the call (%v), so it is refused", r)
-		}
-	}()
-	return o.codexDecide(raw, rerr)
 }
 
 // codexDecide is the answer to the event, nil for none; an error denies

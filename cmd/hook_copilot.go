@@ -94,7 +94,7 @@ func copilotJudged(tool string) bool {
 // Copilot's own permission flow is to decide: a tool fence does not
 // judge, a file or fetch call the policy allows.
 func (o *hookOptions) copilot(raw []byte, rerr error, stdout io.Writer) error {
-	ans, err := o.copilotDecide(raw, rerr)
+	ans, err := guarded(func() (*copilotAnswer, error) { return o.copilotDecide(raw, rerr) })
 	if err != nil {
 		ans = &copilotAnswer{PermissionDecision: "deny", PermissionDecisionReason: "fence: " + err.Error()}
 	}

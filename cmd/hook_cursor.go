@@ -49,7 +49,7 @@ var cursorJudged = map[string]bool{"beforeShellExecution": true, "beforeReadFile
 // own permission flow is to decide: an event fence does not judge, a
 // call the policy allows.
 func (o *hookOptions) cursor(raw []byte, rerr error, stdout io.Writer) error {
-	reason, err := o.cursorDecide(raw, rerr)
+	reason, err := guarded(func() (string, error) { return o.cursorDecide(raw, rerr) })
 	if err != nil {
 		reason = "fence: " + err.Error()
 	}

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -206,6 +207,26 @@ func TestForeignFenceFlag(t *testing.T) {
 	} {
 		if got := foreignFenceFlag("/self/fence", command); got != want {
 			t.Errorf("foreignFenceFlag(%q) = %q, want %q", command, got, want)
+		}
+	}
+}
+
+// TestHookPanicDenies: a hook that fails while judging (here: no policy
+// flags at all, which no command line makes) denies the call in the
+// agent's format rather than dying, which some agents take as a pass.
+func TestHookPanicDenies(t *testing.T) {
+	work := hookWorkspace(t)
+	for agent, event := range map[string]string{
+		"claude":  `{"hook_event_name":"PreToolUse","cwd":"` + work + `","tool_name":"Bash","tool_input":{"command":"ls"}}`,
+		"cursor":  `{"hook_event_name":"beforeShellExecution","cwd":"` + work + `","command":"ls"}`,
+		"copilot": `{"timestamp":1,"cwd":"` + work + `","toolName":"bash","toolArgs":"{\"command\":\"ls\"}"}`,
+	} {
+		var out bytes.Buffer
+		if err := hookRuntimes[agent](&hookOptions{stderr: io.Discard}, []byte(event), nil, &out); err != nil {
+			t.Fatalf("%s: %v", agent, err)
+		}
+		if !strings.Contains(out.String(), `"deny"`) || !strings.Contains(out.String(), "fence failed while judging") {
+			t.Errorf("%s: answer %q, want a denial naming the failure", agent, out.String())
 		}
 	}
 }

@@ -49,7 +49,7 @@ var agentCases = []agentCase{
 		state: []string{"home/.claude/projects/ws/s.jsonl", "home/.claude/todos/t.json", "home/.claude/history.jsonl", "home/.claude.json",
 			"home/.local/state/claude/locks/l", "home/.cache/claude-cli-nodejs/log"},
 		config: []string{"home/.claude/settings.json", "home/.claude/settings.local.json", "home/.claude/hooks/pre.sh", "home/.claude/CLAUDE.md",
-			"home/.claude/commands/c.md", "home/.claude/plugins/p.json", "ws/.claude/settings.json", "ws/.mcp.json"},
+			"home/.claude/commands/c.md", "home/.claude/plugins/p.json", "home/.claude/shell-snapshots/snapshot-bash-1.sh", "ws/.claude/settings.json", "ws/.mcp.json"},
 		other:   []string{"home/.claude/new.sh", "home/.local/share/claude/x/cc", "home/.claude.json.tmp.1"},
 		key:     "ANTHROPIC_API_KEY",
 		notKey:  "OPENAI_API_KEY",

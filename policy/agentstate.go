@@ -26,6 +26,7 @@ var agentStateDirs = map[string][]string{
 		"local",     // the local install: the claude binary itself
 		"statusline.sh", "statusline-command.sh", // scripts settings.json names for the status line
 		"keybindings.json",
+		"shell-snapshots", "session-env", // shell code sourced before each command Claude Code runs
 	},
 	".codex": {
 		"config.toml", "managed_config.toml", // MCP servers, notify, shell environment, profiles

@@ -45,7 +45,8 @@ func TestClaudeCodeTemplateWrites(t *testing.T) {
 	checkWrites(t, agentTemplate(t, "claude-code"), []writeCase{
 		{"/h/.claude/projects/-w/0b1c.jsonl", true, "filesystem.allowWrite", ""},
 		{"/h/.claude/todos/x.json", true, "filesystem.allowWrite", ""},
-		{"/h/.claude/shell-snapshots/snapshot-bash.sh", true, "filesystem.allowWrite", ""},
+		{"/h/.claude/shell-snapshots/snapshot-bash.sh", false, ah, "/h/.claude/shell-snapshots"},
+		{"/h/.claude/session-env/s/hook-0.sh", false, ah, "/h/.claude/session-env"},
 		{"/h/.claude/history.jsonl", true, "filesystem.allowWrite", ""},
 		{"/h/.claude/.credentials.json", true, "filesystem.allowWrite", ""},
 		{"/h/.claude.json", true, "filesystem.allowWrite", ""},

@@ -17,11 +17,17 @@ import (
 // config.toml alone.
 
 func init() {
+	hooksNotes["codex"] = codexNotes
 	hooksAgents["codex"] = hooksAgent{"codex", []string{".codex", "hooks.json"}, installCodexHook, uninstallCodexHook,
-		"fence's PreToolUse hook for " + codexMatcher + " (Codex skips a new hook until it is trusted in /hooks; " +
-			"releases before 0.124 run hooks only with [features] codex_hooks = true in config.toml, " +
-			"and releases before 0.131 cannot run a shell call under fence: they refuse the rewrite and run the command fence allowed unsandboxed)",
+		"fence's PreToolUse hook for " + codexMatcher,
 		"Codex: a PreToolUse hook in ~/.codex/hooks.json ($CODEX_HOME/hooks.json when that is set)"}
+}
+
+// codexNotes are what install says after adding the hook.
+var codexNotes = []string{
+	"Codex skips a new hook until it is trusted: open /hooks in Codex and trust fence's",
+	"Codex releases before 0.124 run hooks only with [features] codex_hooks = true in config.toml",
+	"Codex releases before 0.131 cannot run a shell call under fence: they refuse the rewrite and run the command fence allowed outside the sandbox (denials still hold); update Codex",
 }
 
 // codexMatcher is the PreToolUse matcher of fence's Codex hook: the

@@ -52,6 +52,10 @@ func init() {
 		"fence's PreToolUse hook for " + claudeMatcher, "Claude Code: a PreToolUse hook in ~/.claude/settings.json"}
 }
 
+// hooksNotes are, per agent, what install says after adding the hook:
+// what the user must still do for the agent to run it.
+var hooksNotes = map[string][]string{}
+
 // agentHomeEnv names, for the agents that have one, the environment
 // variable that moves the agent's directory (the first element of its
 // userFile) elsewhere; install then edits the file the agent reads.
@@ -189,6 +193,9 @@ func (o *hooksOptions) install(agent hooksAgent, e *configEdit, stderr io.Writer
 		return err
 	}
 	fmt.Fprintf(stderr, "fence: added %s to %s\n", agent.added, e.path)
+	for _, note := range hooksNotes[agent.name] {
+		fmt.Fprintf(stderr, "fence: note: %s\n", note)
+	}
 	reportBackup(e, stderr)
 	return nil
 }

@@ -69,7 +69,7 @@ func (s *Server) checkForwarded(ctx context.Context, proto, host, port string, d
 	}
 	for _, a := range addrs {
 		if ad := s.Policy.DecideAddr(d.Host, port, a); !ad.Allowed {
-			ad.Reason += "; a host that does is never forwarded to the upstream proxy"
+			ad.Reason += "; such a host is not forwarded to the upstream proxy either"
 			return s.refuse(proto, target, ad)
 		}
 	}

@@ -45,8 +45,10 @@ func (o *showOptions) run(stdout, stderr io.Writer) error {
 	for _, p := range problems {
 		fmt.Fprintf(stderr, "fence: warning: %s; a run here refuses it until you trust it with: %s\n", describeProblem(p), trustCommand([]policy.TrustProblem{p}))
 	}
-	if n := legacyNote(res, opts); n != "" {
-		fmt.Fprintln(stderr, n)
+	for _, n := range []string{legacyNote(res, opts), wslNote(res)} {
+		if n != "" {
+			fmt.Fprintln(stderr, n)
+		}
 	}
 	out := res.Config.JSON()
 	if o.effective {

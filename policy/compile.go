@@ -46,6 +46,8 @@ type Env struct {
 	// resolved (./tools/fence when that links to the binary); it and its
 	// directory are write-protected too. Empty when unknown.
 	FenceInvoked string
+	// WSL says the kernel is WSL's (see filesystem.wslInterop).
+	WSL bool
 }
 
 // Rule is one path rule with its meaning fixed: Pattern is absolute, with
@@ -241,7 +243,7 @@ func Compile(c Config, env Env) *Policy {
 		p.Read = append(p.Read, wd)
 		p.Read = append(p.Read, exp.rules(fs.AllowRead, "filesystem.allowRead", false)...)
 	}
-	p.Execute = exp.rules(fs.AllowExecute, "filesystem.allowExecute", false)
+	p.Execute = append(exp.rules(fs.AllowExecute, "filesystem.allowExecute", false), wslRules(fs, env)...)
 	p.UnixSockets = exp.rules(c.Network.AllowUnixSockets, "network.allowUnixSockets", false)
 	p.AllUnixSockets = c.Network.AllowAllUnixSockets
 	p.Write = exp.rules(fs.AllowWrite, "filesystem.allowWrite", false)

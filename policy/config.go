@@ -89,6 +89,11 @@ type Filesystem struct {
 	// StrictDenyRead implies DefaultDenyRead and also drops the system paths.
 	StrictDenyRead bool `json:"strictDenyRead,omitempty"`
 	AllowGitConfig bool `json:"allowGitConfig,omitempty"`
+	// WSLInterop nil means detect: on WSL (as the kernel's version string
+	// says), /init, the interop binary that runs Windows programs, is
+	// executable. true asks for that where the kernel is not WSL's too,
+	// which fence declines with a warning; false never allows it.
+	WSLInterop *bool `json:"wslInterop,omitempty"`
 	// GlobBudgetMs bounds, in milliseconds, the walk that matches glob
 	// rules and finds repositories at start; zero means the default. A
 	// deny rule the walk could not finish makes the run refuse.

@@ -1,0 +1,38 @@
+package sandbox
+
+import (
+	"os"
+	"strings"
+)
+
+// kernelIdentity are the files where the kernel names itself: its
+// release (/proc/sys/kernel/osrelease) and version string
+// (/proc/version). WSL's kernels say Microsoft and WSL there
+// ("5.15.167.4-microsoft-standard-WSL2"; WSL 1's "4.4.0-19041-Microsoft").
+var kernelIdentity = []string{"/proc/sys/kernel/osrelease", "/proc/version"}
+
+// testOnlyKernelIdentity, when set, is read in place of kernelIdentity.
+var testOnlyKernelIdentity []string
+
+// IsWSL reports whether fence runs on the Windows Subsystem for Linux,
+// as the kernel's release or version string says. A file it cannot read
+// says nothing; off Linux there are none.
+func IsWSL() bool {
+	files := kernelIdentity
+	if testOnlyKernelIdentity != nil {
+		files = testOnlyKernelIdentity
+	}
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && WSLKernel(string(b)) {
+			return true
+		}
+	}
+	return false
+}
+
+// WSLKernel reports whether a kernel release or version string is one of
+// WSL's: it names Microsoft or WSL, in any case.
+func WSLKernel(s string) bool {
+	l := strings.ToLower(s)
+	return strings.Contains(l, "microsoft") || strings.Contains(l, "wsl")
+}

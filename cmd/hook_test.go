@@ -230,3 +230,27 @@ func TestHookPanicDenies(t *testing.T) {
 		}
 	}
 }
+
+// TestHookCommandLineFails: a hook command line fence cannot answer (a
+// flag it does not know, an agent it does not have, none named) exits 2,
+// the status every supported agent takes as a refusal, saying why.
+func TestHookCommandLineFails(t *testing.T) {
+	hookWorkspace(t)
+	for _, args := range [][]string{
+		{"hook", "claude", "--no-such-flag"},
+		{"hook", "gemini", "-t", "no-such-template", "--bogus"},
+		{"hook", "nosuch"},
+		{"hook"},
+		{"--cursor-pre-tool-use", "--no-such-flag"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := Main(args, &stdout, &stderr)
+		if code != hookFailed || !strings.HasPrefix(stderr.String(), "fence: ") {
+			t.Errorf("fence %q: exit %d, stderr %q; want %d and the reason", args, code, stderr.String(), hookFailed)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"check", "--no-such-flag"}, &stdout, &stderr); code == hookFailed {
+		t.Errorf("fence check with a bad flag exits %d too: only the hook should", code)
+	}
+}

@@ -49,8 +49,20 @@ func Main(args []string, stdout, stderr io.Writer) int {
 func runArgs(args []string, stdout, stderr io.Writer, pre *linux.Prestarted) int {
 	root := newRootCmd(stdout, stderr, pre)
 	root.SetArgs(hookAlias(args))
-	return report(root.Execute(), stderr)
+	ran, err := root.ExecuteC()
+	if err != nil && ran.Name() == "hook" {
+		// An agent runs the tool call when its hook fails in most other
+		// ways; exit 2 is the failure every supported agent takes for a
+		// refusal, with stderr as the reason.
+		report(err, stderr)
+		return hookFailed
+	}
+	return report(err, stderr)
 }
+
+// hookFailed is the exit status of a `fence hook` that could not answer
+// (a flag it does not know, no agent named): a refusal to the agents.
+const hookFailed = 2
 
 // subcommands are the names of fence's subcommands, cobra's help and
 // completion included (a test keeps the list whole).

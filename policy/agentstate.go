@@ -22,8 +22,8 @@ var agentStateDirs = map[string][]string{
 	".claude": {
 		"settings.json", "settings.local.json", // hooks, statusLine, apiKeyHelper, MCP and plugin settings
 		"hooks", "commands", "agents", "skills", "plugins", "output-styles", // run or loaded as the agent's own
-		"CLAUDE.md", // instructions every later session follows
-		"local",     // the local install: the claude binary itself
+		"CLAUDE.md",                              // instructions every later session follows
+		"local",                                  // the local install: the claude binary itself
 		"statusline.sh", "statusline-command.sh", // scripts settings.json names for the status line
 		"keybindings.json",
 		"shell-snapshots", "session-env", // shell code sourced before each command Claude Code runs
@@ -32,9 +32,10 @@ var agentStateDirs = map[string][]string{
 		"config.toml", "managed_config.toml", // MCP servers, notify, shell environment, profiles
 		"hooks.json", "hooks", // hooks
 		"AGENTS.md", "AGENTS.override.md", // instructions every later session follows
-		"rules",   // command approval rules
-		"prompts", // custom prompts
-		"skills",  // skills, scripts included
+		"rules",           // command approval rules
+		"prompts",         // custom prompts
+		"skills",          // skills, scripts included
+		"shell_snapshots", // shell code sourced before a command Codex runs
 	},
 }
 

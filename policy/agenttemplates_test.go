@@ -90,6 +90,7 @@ func TestCodexTemplateWrites(t *testing.T) {
 		{"/h/.codex/rules/default.rules", false, ah, "/h/.codex/rules"},
 		{"/h/.codex/prompts/x.md", false, ah, "/h/.codex/prompts"},
 		{"/h/.codex/skills/x/SKILL.md", false, ah, "/h/.codex/skills"},
+		{"/h/.codex/shell_snapshots/s.sh", false, ah, "/h/.codex/shell_snapshots"},
 		{"/h/.codex/new-thing", false, "filesystem.allowWrite", ""},
 		{"/w/.codex/config.toml", false, ah, "/w/.codex"},
 		// Claude Code's files are not Codex's to write.
@@ -175,11 +176,11 @@ func TestAgentTemplateRunWarning(t *testing.T) {
 // a rule only reaches it through a parent (then it stays protected).
 func TestAgentConfigWritableLint(t *testing.T) {
 	for cfg, want := range map[string]int{
-		`{"filesystem": {"allowWrite": ["~/.claude.json"]}}`:                                 1,
-		`{"filesystem": {"allowWrite": ["/h/.claude.json"]}}`:                                1,
+		`{"filesystem": {"allowWrite": ["~/.claude.json"]}}`:                                  1,
+		`{"filesystem": {"allowWrite": ["/h/.claude.json"]}}`:                                 1,
 		`{"filesystem": {"allowWrite": ["~/.claude.json"], "denyWrite": ["~/.claude.json"]}}`: 0,
-		`{"filesystem": {"allowWrite": ["~"]}}`:                                              0,
-		`{"filesystem": {"allowWrite": ["~/.claude.json.bak"]}}`:                             0,
+		`{"filesystem": {"allowWrite": ["~"]}}`:                                               0,
+		`{"filesystem": {"allowWrite": ["~/.claude.json.bak"]}}`:                              0,
 	} {
 		p, err := parse("/w/fence.jsonc", []byte(cfg))
 		if err != nil {

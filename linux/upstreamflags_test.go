@@ -16,9 +16,9 @@ import (
 func TestShellUser(t *testing.T) {
 	const policy = `{"filesystem": {"allowWrite": [".", "~"], "denyWrite": ["~/.ssh"]}, "command": {"deny": ["git push"], "dynamic": "deny"}}`
 	tests := []struct {
-		name, shell  string
-		flags        []string
-		script       string
+		name, shell string
+		flags       []string
+		script      string
 		code        int
 		stdout, err string
 	}{

@@ -74,6 +74,7 @@ func Lint(r *Resolved, dir, home string, pathDirs ...string) []Warning {
 	l.pathWritable(pathDirs)
 	l.agentStateWritable()
 	l.localOutboundWithoutPorts()
+	l.upstreamUnused()
 	return l.out
 }
 

@@ -185,3 +185,13 @@ func (p *parsed) checkUpstreamKeys() (key, problem string) {
 	}
 	return "", ""
 }
+
+// upstreamUnused warns of network.upstreamProxy without defaultAction
+// "proxy": nothing is forwarded to it, which its author rarely means.
+func (l *linter) upstreamUnused() {
+	n := l.r.Config.Network
+	if n.UpstreamProxy == "" || n.DefaultAction == DefaultActionProxy {
+		return
+	}
+	l.add(Warning{Check: "upstream-proxy-unused", Msg: fmt.Sprintf("network.upstreamProxy is %s but network.defaultAction is not \"proxy\", so nothing is forwarded to it: set \"defaultAction\": \"proxy\" to send hosts no domain rule names there", RedactProxyURL(n.UpstreamProxy))})
+}

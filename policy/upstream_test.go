@@ -236,3 +236,28 @@ func TestConfigJSONHidesCredentials(t *testing.T) {
 		t.Errorf("Effective().JSON() shows %q, want the upstream without credentials", eff)
 	}
 }
+
+// TestLintUpstreamUnused: an upstreamProxy nothing is forwarded to is
+// worth a warning, without its credentials.
+func TestLintUpstreamUnused(t *testing.T) {
+	for _, tt := range []struct {
+		n    Network
+		warn bool
+	}{
+		{Network{UpstreamProxy: "http://u:hunter2@p.test:1"}, true},
+		{Network{UpstreamProxy: "http://p.test:1", DefaultAction: "deny"}, true},
+		{Network{UpstreamProxy: "http://p.test:1", DefaultAction: "proxy"}, false},
+		{Network{}, false},
+	} {
+		r := &Resolved{Config: Config{Network: tt.n}, origins: map[string]Origin{}}
+		var got []string
+		for _, w := range Lint(r, "/home/u/proj", "/home/u") {
+			if w.Check == "upstream-proxy-unused" {
+				got = append(got, w.String())
+			}
+		}
+		if len(got) == 1 != tt.warn || strings.Contains(strings.Join(got, ""), "hunter2") {
+			t.Errorf("Lint(%+v) = %q, want the warning: %v, without the password", tt.n, got, tt.warn)
+		}
+	}
+}

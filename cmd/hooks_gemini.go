@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/json"
 	"path"
+	"slices"
 
 	"github.com/tailscale/hujson"
 )
@@ -18,9 +20,13 @@ const geminiMatcher = "^(run_shell_command|read_file|read_many_files|write_file|
 const geminiHookName = "fence"
 
 func init() {
+	hooksNotes["gemini"] = []string{
+		"Gemini CLI releases before 0.27 run hooks only with tools.enableHooks set to true",
+		"a project's .gemini/settings.json counts only in a folder Gemini CLI trusts",
+	}
+	hooksOff["gemini"] = geminiHooksOff
 	hooksAgents["gemini"] = hooksAgent{"gemini", []string{".gemini", "settings.json"}, installGeminiHook, uninstallGeminiHook,
-		"fence's BeforeTool hook \"" + geminiHookName + "\" for " + geminiMatcher +
-			" (Gemini CLI runs hooks unless hooksConfig.enabled is false; releases before 0.27 run them only with tools.enableHooks set to true; a project's .gemini/settings.json counts only in a folder Gemini trusts)",
+		"fence's BeforeTool hook \"" + geminiHookName + "\" for " + geminiMatcher,
 		"Gemini CLI: a BeforeTool hook in ~/.gemini/settings.json"}
 }
 
@@ -181,4 +187,31 @@ func isFenceGeminiHook(command, self string) bool {
 		}
 	}
 	return false
+}
+
+// geminiHooksOff says why Gemini CLI would not run fence's hook from
+// settings src: hooks turned off, or fence's named among the disabled
+// ones (hooksConfig, or hooks in older releases); "" when it would.
+func geminiHooksOff(src []byte) string {
+	var s struct {
+		HooksConfig struct {
+			Enabled  *bool    `json:"enabled"`
+			Disabled []string `json:"disabled"`
+		} `json:"hooksConfig"`
+		Hooks struct {
+			Enabled  *bool    `json:"enabled"`
+			Disabled []string `json:"disabled"`
+		} `json:"hooks"`
+	}
+	std, err := hujson.Standardize(slices.Clone(src))
+	if err != nil || json.Unmarshal(std, &s) != nil {
+		return "" // a file it cannot read is refused before this
+	}
+	switch {
+	case s.HooksConfig.Enabled != nil && !*s.HooksConfig.Enabled, s.Hooks.Enabled != nil && !*s.Hooks.Enabled:
+		return "it sets hooks' enabled to false, so Gemini CLI runs no hook, fence's included"
+	case slices.Contains(s.HooksConfig.Disabled, geminiHookName), slices.Contains(s.Hooks.Disabled, geminiHookName):
+		return "it lists \"" + geminiHookName + "\" among the disabled hooks, so Gemini CLI does not run fence's"
+	}
+	return ""
 }

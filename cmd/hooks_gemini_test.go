@@ -90,8 +90,8 @@ func TestHooksGeminiFlags(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("install --file: exit %d\n%s", code, errOut)
 	}
-	if !strings.Contains(errOut, "hooksConfig.enabled") || !strings.Contains(errOut, "tools.enableHooks") {
-		t.Errorf("install said %q; want it to name hooksConfig.enabled and tools.enableHooks", errOut)
+	if !strings.Contains(errOut, "tools.enableHooks") || strings.Contains(errOut, "warning") {
+		t.Errorf("install said %q; want it to name tools.enableHooks, and no warning", errOut)
 	}
 	got := string(readOrNil(t, file))
 	if strings.Count(got, `"/usr/local/bin/fence hook gemini --template code"`) != 1 {
@@ -148,5 +148,31 @@ func TestIsFenceGeminiHook(t *testing.T) {
 		if got := isFenceGeminiHook(command, "/usr/local/bin/fence"); got != want {
 			t.Errorf("isFenceGeminiHook(%q) = %v, want %v", command, got, want)
 		}
+	}
+}
+
+// TestGeminiHooksOff: install warns when the settings would keep Gemini
+// CLI from running fence's hook.
+func TestGeminiHooksOff(t *testing.T) {
+	for src, want := range map[string]string{
+		`{"hooksConfig": {"enabled": false}}`:                       "runs no hook",
+		`{"hooks": {"enabled": false}}`:                             "runs no hook",
+		`{"hooksConfig": {"disabled": ["other", "fence"]}}`:         "among the disabled",
+		`{"hooks": {"disabled": ["fence"]}}`:                        "among the disabled",
+		`{"hooksConfig": {"enabled": true, "disabled": ["other"]}}`: "",
+		`{/* comment */ "model": {"name": "x"},}`:                   "",
+	} {
+		if got := geminiHooksOff([]byte(src)); want == "" && got != "" || !strings.Contains(got, want) {
+			t.Errorf("geminiHooksOff(%s) = %q, want %q", src, got, want)
+		}
+	}
+	testOnlyFenceExe = "/usr/local/bin/fence"
+	t.Cleanup(func() { testOnlyFenceExe = "" })
+	dir := workIn(t, "proj")
+	file := filepath.Join(dir, "settings.json")
+	must(t, os.WriteFile(file, []byte(`{"hooksConfig": {"enabled": false}}`), 0o600))
+	code, _, errOut := fenceOut(t, "hooks", "install", "--gemini", "--file", file)
+	if code != 0 || !strings.Contains(errOut, "fence: warning: "+file+": it sets hooks' enabled to false") {
+		t.Errorf("install: exit %d\n%s\nwant a warning naming the file", code, errOut)
 	}
 }

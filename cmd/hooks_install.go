@@ -56,6 +56,17 @@ func init() {
 // what the user must still do for the agent to run it.
 var hooksNotes = map[string][]string{}
 
+// hooksOff are, per agent, what says why the agent would not run
+// fence's hook from its settings ("" when it would), for a warning.
+var hooksOff = map[string]func(src []byte) string{
+	"claude": func(src []byte) string {
+		if hooksDisabled(src) {
+			return "it sets disableAllHooks, so Claude Code runs no hook, fence's included"
+		}
+		return ""
+	},
+}
+
 // agentHomeEnv names, for the agents that have one, the environment
 // variable that moves the agent's directory (the first element of its
 // userFile) elsewhere; install then edits the file the agent reads.
@@ -166,8 +177,10 @@ func (o *hooksOptions) run(stdout, stderr io.Writer) error {
 	if e.new, err = agent.install(path, e.old, command, self); err != nil {
 		return err
 	}
-	if agent.name == "claude" && hooksDisabled(e.new) {
-		fmt.Fprintf(stderr, "fence: warning: %s sets disableAllHooks, so Claude Code runs no hook, fence's included\n", path)
+	if off := hooksOff[agent.name]; off != nil {
+		if why := off(e.new); why != "" {
+			fmt.Fprintf(stderr, "fence: warning: %s: %s\n", path, why)
+		}
 	}
 	if o.action == "print" {
 		return printChange(stdout, stderr, e)

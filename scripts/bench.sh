@@ -40,7 +40,7 @@ echo "== fence check --stdin in process (decisions/s; the target is 100,000)"
 go test ./cmd -run '^$' -bench CheckStdin -benchtime 20x
 
 echo "== fence hook AGENT in process: one decision with the policy loaded from the event's cwd, for a shell and a file call of each agent (p50/p99 ms; the target is a p99 under 5 ms)"
-go test ./cmd -run '^$' -bench 'Hook(Claude|Cursor)$' -benchtime 2000x
+go test ./cmd -run '^$' -bench 'Hook(Claude|Cursor|Codex|Gemini|Copilot)$' -benchtime 2000x
 
 echo "== proxies: bulk through a CONNECT tunnel vs direct loopback, cost of a new connection"
 go test ./sandbox/proxy -run '^$' -bench 'Direct|ConnectTunnel|NewConnectionTunnel$|HelloReader|SNIGate' -benchtime 2s -benchmem
@@ -162,4 +162,10 @@ hook_ms claude "fence hook claude: Read" '{"hook_event_name":"PreToolUse","cwd":
 hook_ms claude "fence hook claude: Write" '{"hook_event_name":"PreToolUse","cwd":"'"$PWD"'","tool_name":"Write","tool_input":{"file_path":"'"$PWD"'/main.go","content":"package main\n"}}'
 hook_ms cursor "fence hook cursor: beforeShellExecution" '{"hook_event_name":"beforeShellExecution","cwd":"'"$PWD"'","workspace_roots":["'"$PWD"'"],"command":"go test ./... && git status"}'
 hook_ms cursor "fence hook cursor: beforeReadFile" '{"hook_event_name":"beforeReadFile","workspace_roots":["'"$PWD"'"],"file_path":"'"$PWD"'/.env","content":""}'
+hook_ms codex "fence hook codex: Bash" '{"hook_event_name":"PreToolUse","cwd":"'"$PWD"'","tool_name":"Bash","tool_input":{"command":"go test ./... && git status"}}'
+hook_ms codex "fence hook codex: apply_patch" '{"hook_event_name":"PreToolUse","cwd":"'"$PWD"'","tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch\n*** Add File: x.go\n+package main\n*** End Patch"}}'
+hook_ms gemini "fence hook gemini: run_shell_command" '{"hook_event_name":"BeforeTool","cwd":"'"$PWD"'","tool_name":"run_shell_command","tool_input":{"command":"go test ./... && git status"}}'
+hook_ms gemini "fence hook gemini: read_file" '{"hook_event_name":"BeforeTool","cwd":"'"$PWD"'","tool_name":"read_file","tool_input":{"file_path":"'"$PWD"'/.env"}}'
+hook_ms copilot "fence hook copilot: bash" '{"timestamp":1,"cwd":"'"$PWD"'","toolName":"bash","toolArgs":"{\"command\":\"go test ./... && git status\"}"}'
+hook_ms copilot "fence hook copilot: view" '{"timestamp":1,"cwd":"'"$PWD"'","toolName":"view","toolArgs":"{\"path\":\"'"$PWD"'/.env\"}"}'
 cd "$root"

@@ -21,7 +21,7 @@ func TestAgentTemplateHomeDirs(t *testing.T) {
 		"claude-code": {".claude/projects": true, ".claude/todos": true, ".local/state/claude": true,
 			".claude.json": false, ".claude/history.jsonl": false, ".claude/.credentials.json": false},
 		"codex": {".codex/sessions": true, ".codex/log": true,
-			".codex/history.jsonl": false, ".codex/auth.json": false, ".codex/version.json": false},
+			".codex/history.jsonl": false, ".codex/session_index.jsonl": false, ".codex/auth.json": false, ".codex/version.json": false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			// Not below /tmp, which the templates make writable as a whole.

@@ -65,7 +65,7 @@ var agentCases = []agentCase{
 			"home/.claude/projects/.k": "",
 		},
 		state:  []string{"home/.codex/sessions/2026/r.jsonl", "home/.codex/log/codex-tui.log", "home/.codex/auth.json", "ws/AGENTS.md"},
-		config: []string{"home/.codex/config.toml", "home/.codex/hooks.json", "home/.codex/AGENTS.md", "home/.codex/rules/r", "home/.codex/prompts/p.md", "ws/.codex/config.toml", "home/.claude/projects/x"},
+		config: []string{"home/.codex/config.toml", "home/.codex/hooks.json", "home/.codex/AGENTS.md", "home/.codex/rules/r", "home/.codex/prompts/p.md", "home/.codex/packages/standalone/codex", "ws/.codex/config.toml", "home/.claude/projects/x"},
 		other:  []string{"home/.codex/new.sh"},
 		key:    "OPENAI_API_KEY",
 		notKey: "ANTHROPIC_API_KEY",

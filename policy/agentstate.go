@@ -36,6 +36,7 @@ var agentStateDirs = map[string][]string{
 		"prompts",         // custom prompts
 		"skills",          // skills, scripts included
 		"shell_snapshots", // shell code sourced before a command Codex runs
+		"packages",        // the standalone install: the codex binary itself
 	},
 }
 
@@ -124,7 +125,7 @@ func (l *linter) agentStateWritable() {
 // stay read-only.
 var agentFiles = []string{
 	".claude.json", ".claude/history.jsonl", ".claude/.credentials.json",
-	".codex/history.jsonl", ".codex/auth.json", ".codex/version.json",
+	".codex/history.jsonl", ".codex/session_index.jsonl", ".codex/auth.json", ".codex/version.json",
 }
 
 // IsAgentFile reports whether p is one of the agent files below home

@@ -91,6 +91,10 @@ func TestCodexTemplateWrites(t *testing.T) {
 		{"/h/.codex/prompts/x.md", false, ah, "/h/.codex/prompts"},
 		{"/h/.codex/skills/x/SKILL.md", false, ah, "/h/.codex/skills"},
 		{"/h/.codex/shell_snapshots/s.sh", false, ah, "/h/.codex/shell_snapshots"},
+		{"/h/.codex/packages/standalone/codex", false, ah, "/h/.codex/packages"},
+		{"/h/.codex/session_index.jsonl", true, "filesystem.allowWrite", ""},
+		{"/h/.codex/deep.config.toml", false, "filesystem.allowWrite", ""},
+		{"/h/.codex/state_5.sqlite", false, "filesystem.allowWrite", ""},
 		{"/h/.codex/new-thing", false, "filesystem.allowWrite", ""},
 		{"/w/.codex/config.toml", false, ah, "/w/.codex"},
 		// Claude Code's files are not Codex's to write.

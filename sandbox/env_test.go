@@ -179,7 +179,7 @@ var everydayEnvNames = []string{
 // passes to it, exactly: its env.allow.
 var templateOwnKeys = map[string][]string{
 	"claude-code": {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
-	"codex":       {"OPENAI_API_KEY", "CODEX_API_KEY"},
+	"codex":       {"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN"},
 }
 
 // TestTemplateEnv runs both lists through every builtin template's env
@@ -196,7 +196,7 @@ func TestTemplateEnv(t *testing.T) {
 			if own := templateOwnKeys[name]; !slices.Equal(allow, own) {
 				t.Errorf("env.allow = %q, want %q", allow, own)
 			}
-			for _, n := range append(slices.Clone(secretEnvNames), "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CODEX_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN") {
+			for _, n := range append(slices.Clone(secretEnvNames), "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN") {
 				_, removed := EnvRemoval(n, deny, allow)
 				if own := slices.Contains(templateOwnKeys[name], n); removed == own {
 					t.Errorf("%s: removed = %v, want %v", n, removed, !own)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -34,6 +35,9 @@ type exposed struct {
 // link; a path a link leads through is refused rather than followed,
 // since a link below the host's /tmp is anyone's to plant or swap.
 func (e *exposeFlags) paths(dir string) ([]exposed, error) {
+	if len(e.ro)+len(e.rw) > 0 && runtime.GOOS != "linux" {
+		return nil, fmt.Errorf("--expose-host-path binds into the private /tmp of fence's Linux sandbox; on %s the sandbox sees the host's /tmp, where --allow-read and --allow-write give a path access", runtime.GOOS)
+	}
 	var out []exposed
 	for _, l := range []struct {
 		flag  string

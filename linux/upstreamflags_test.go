@@ -167,3 +167,16 @@ func TestFenceLogFile(t *testing.T) {
 		})
 	}
 }
+
+// TestFenceLogFileLandlockOnly keeps the log read-only without user
+// namespaces too, where Landlock alone enforces the write rules.
+func TestFenceLogFileLandlockOnly(t *testing.T) {
+	w := newWorld(t, os.Getuid(), `{"filesystem": {"allowWrite": ["."]}}`)
+	r := w.withoutUserNS(t, "-d", "--fence-log-file", "fence.log", "-c", "echo pwned >> fence.log; echo done")
+	check(t, r, 0, `^done\n$`, `fence.log: Permission denied`)
+	data, err := os.ReadFile(filepath.Join(w.ws, "fence.log"))
+	must(t, err)
+	if !strings.Contains(string(data), "fence: debug: plan: argv") || strings.Contains(string(data), "\npwned\n") {
+		t.Errorf("log:\n%s", data)
+	}
+}

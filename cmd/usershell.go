@@ -60,9 +60,15 @@ func defaultShell() string {
 	return "/bin/sh"
 }
 
-// preflightRun judges the command line as the run will start it: through
-// us when it is set.
+// preflightRun judges the command line as the run will start it:
+// through us when it is set, else through the default shell, which is
+// sh where there is no bash (and expands aliases then).
 func preflightRun(pol *policy.Policy, argv []string, src string, us *sandbox.UserShell) sandbox.Verdict {
+	if us == nil && src != "" {
+		if sh := defaultShell(); sh == "/bin/sh" {
+			us = &sandbox.UserShell{Path: sh, Family: "sh"}
+		}
+	}
 	if us != nil {
 		return sandbox.PreflightUserShell(pol, src, *us)
 	}

@@ -19,7 +19,7 @@ func TestAgentTemplateHomeDirs(t *testing.T) {
 	}
 	for name, want := range map[string]map[string]bool{
 		"claude-code": {".claude/projects": true, ".claude/todos": true, ".local/state/claude": true,
-			".claude.json": false, ".claude/history.jsonl": false, ".claude/.credentials.json": false},
+			".claude.json": false, ".claude/history.jsonl": false, ".claude/.credentials.json": false, ".claude/stats-cache.json": false, ".claude/tasks": true},
 		"codex": {".codex/sessions": true, ".codex/log": true,
 			".codex/history.jsonl": false, ".codex/session_index.jsonl": false, ".codex/auth.json": false, ".codex/version.json": false},
 	} {

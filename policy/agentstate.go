@@ -22,7 +22,7 @@ var agentStateDirs = map[string][]string{
 	".claude": {
 		"settings.json", "settings.local.json", // hooks, statusLine, apiKeyHelper, MCP and plugin settings
 		"hooks", "commands", "agents", "skills", "plugins", "output-styles", // run or loaded as the agent's own
-		"CLAUDE.md",                              // instructions every later session follows
+		"CLAUDE.md", "rules", // instructions every later session follows
 		"local",                                  // the local install: the claude binary itself
 		"statusline.sh", "statusline-command.sh", // scripts settings.json names for the status line
 		"keybindings.json",
@@ -124,7 +124,7 @@ func (l *linter) agentStateWritable() {
 // its first run on the host (sign-in, first prompt), and until then they
 // stay read-only.
 var agentFiles = []string{
-	".claude.json", ".claude/history.jsonl", ".claude/.credentials.json",
+	".claude.json", ".claude/history.jsonl", ".claude/.credentials.json", ".claude/stats-cache.json",
 	".codex/history.jsonl", ".codex/session_index.jsonl", ".codex/auth.json", ".codex/version.json",
 }
 

@@ -60,6 +60,11 @@ func TestClaudeCodeTemplateWrites(t *testing.T) {
 		{"/h/.claude/skills/x/SKILL.md", false, ah, "/h/.claude/skills"},
 		{"/h/.claude/plugins/installed_plugins.json", false, ah, "/h/.claude/plugins"},
 		{"/h/.claude/CLAUDE.md", false, ah, "/h/.claude/CLAUDE.md"},
+		{"/h/.claude/rules/go.md", false, ah, "/h/.claude/rules"},
+		{"/h/.claude/stop-hook.sh", false, "filesystem.allowWrite", ""},
+		{"/h/.claude/downloads/claude-2.1.0", false, "filesystem.allowWrite", ""},
+		{"/h/.claude/tasks/t.json", true, "filesystem.allowWrite", ""},
+		{"/h/.claude/backups/.claude.json.backup", true, "filesystem.allowWrite", ""},
 		{"/h/.claude/local/claude", false, ah, "/h/.claude/local"},
 		// Not named: the directory is read-only, nothing new at its top.
 		{"/h/.claude/new-thing", false, "filesystem.allowWrite", ""},

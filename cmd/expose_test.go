@@ -52,6 +52,7 @@ func TestExposeRefusesDenied(t *testing.T) {
 		DenyRead:  []string{"/tmp/secret"},
 		DenyWrite: []string{"/tmp/kept"},
 	}}, policy.Env{Dir: "/w", Home: "/tmp/h"})
+	protectFenceLog(pol, "/tmp/fence.log")
 	tests := []struct {
 		e    exposed
 		want string
@@ -61,6 +62,7 @@ func TestExposeRefusesDenied(t *testing.T) {
 		{exposed{"--expose-host-path-rw", "/tmp/kept/x", true}, `refused: filesystem.denyWrite "/tmp/kept"`},
 		{exposed{"--expose-host-path-rw", "/tmp/h/.bashrc", true}, `refused: mandatory.shellStartup "/tmp/h/.bashrc"`},
 		{exposed{"--expose-host-path", "/tmp/h/.bashrc", false}, ""},
+		{exposed{"--expose-host-path-rw", "/tmp/fence.log", true}, `refused: mandatory.fenceLog "/tmp/fence.log" (always protected: the fence log (--fence-log-file))`},
 		{exposed{"--expose-host-path", "/tmp/kept", false}, ""},
 		{exposed{"--expose-host-path-rw", "/tmp/ok", true}, ""},
 	}

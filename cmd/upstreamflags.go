@@ -77,17 +77,14 @@ func (u *upstreamFlags) apply(pol *policy.Policy, src string, argv []string, dir
 	if err != nil {
 		return nil, err
 	}
+	if u.logPath != "" {
+		protectFenceLog(pol, u.logPath) // first: no exposed path makes it writable
+	}
 	paths, err := u.expose.paths(dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := expose(pol, paths); err != nil {
-		return nil, err
-	}
-	if u.logPath != "" {
-		protectFenceLog(pol, u.logPath)
-	}
-	return us, nil
+	return us, expose(pol, paths)
 }
 
 // shellArgv runs the plan's -c string through us, when it is set.

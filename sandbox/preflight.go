@@ -313,7 +313,10 @@ func (f *preflight) inner(words []word, text lazyText, depth int) Verdict {
 		if !script.literal {
 			return f.dynamic(text, "a shell string built at run time")
 		}
-		return f.shell(script.text, text, depth+1)
+		if v := f.shell(script.text, text, depth+1); v.Blocked || name == "bash" {
+			return v
+		}
+		return shellSpecific(f.pol, script.text, shellFamilies[name])
 	case name == "eval":
 		src, ok := joinLiteral(words[1:])
 		if !ok {

@@ -122,6 +122,13 @@ func PreflightUserShell(p *policy.Policy, src string, s UserShell) Verdict {
 	if s.Family == "bash" {
 		return Verdict{}
 	}
+	return shellSpecific(p, src, s.Family)
+}
+
+// shellSpecific judges src for what family does that bash -c does not
+// (see PreflightUserShell); PreflightShell has judged the rest. A nested
+// `sh -c` or `zsh -c` string is judged so as well.
+func shellSpecific(p *policy.Policy, src, family string) Verdict {
 	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
 	if err != nil {
 		return Verdict{} // PreflightShell has judged what it cannot read
@@ -129,7 +136,7 @@ func PreflightUserShell(p *policy.Policy, src string, s UserShell) Verdict {
 	var v Verdict
 	syntax.Walk(file, func(n syntax.Node) bool {
 		if call, ok := n.(*syntax.CallExpr); ok && !v.Blocked {
-			v = judgeShellSpecific(p, call, s.Family)
+			v = judgeShellSpecific(p, call, family)
 		}
 		return !v.Blocked
 	})

@@ -90,6 +90,12 @@ func TestPreflightUserShell(t *testing.T) {
 		{"env =git push", "zsh", "/bin/zsh", "", "dynamic"},
 		{"=git push", "dash", "/bin/dash", "", ""},      // a command named "=git" there
 		{"ls", "bash", "/usr/bin/sudo", "sudo", "sudo"}, // the shell itself meets a rule
+		// a nested shell's string is judged as that shell runs it
+		{"sh -c 'alias p=git\np push'", "bash", "/bin/bash", "", "dynamic"},
+		{"dash -c \"alias p='git push'; p\"", "bash", "/bin/bash", "git push", "git push"},
+		{"bash -c 'alias p=git\np push'", "bash", "/bin/bash", "", ""},
+		{"zsh -c '=git push'", "bash", "/bin/bash", "", "dynamic"},
+		{"bash -c \"sh -c 'alias p=git\np push'\"", "bash", "/bin/bash", "", "dynamic"},
 	}
 	for _, tt := range tests {
 		for dynamic, want := range map[string]string{"allow": tt.allow, "deny": tt.deny} {

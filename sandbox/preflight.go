@@ -317,6 +317,11 @@ func (f *preflight) inner(words []word, text lazyText, depth int) Verdict {
 			return v
 		}
 		return shellSpecific(f.pol, script.text, shellFamilies[name])
+	case slices.Contains(foreignShells, name):
+		if _, ok := shellScript(words[1:]); ok {
+			return f.dynamic(text, "a "+name+" -c string, whose syntax preflight does not read")
+		}
+		return Verdict{}
 	case name == "eval":
 		src, ok := joinLiteral(words[1:])
 		if !ok {
@@ -355,6 +360,10 @@ func (f *preflight) findExec(args []word, text lazyText, depth int) Verdict {
 }
 
 var shells = []string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"}
+
+// foreignShells are shells whose syntax is not bash's: their -c string
+// is something preflight cannot see through.
+var foreignShells = []string{"fish", "csh", "tcsh", "nu", "elvish", "xonsh", "rc"}
 
 // shellScript finds the string a shell runs with -c: the first operand
 // after the options, when an option holds the letter c.

@@ -95,6 +95,8 @@ func TestPreflightUserShell(t *testing.T) {
 		{"dash -c \"alias p='git push'; p\"", "bash", "/bin/bash", "git push", "git push"},
 		{"bash -c 'alias p=git\np push'", "bash", "/bin/bash", "", ""},
 		{"zsh -c '=git push'", "bash", "/bin/bash", "", "dynamic"},
+		{"fish -c 'git push'", "bash", "/bin/bash", "", "dynamic"},
+		{"fish -n x.fish", "bash", "/bin/bash", "", ""},
 		{"bash -c \"sh -c 'alias p=git\np push'\"", "bash", "/bin/bash", "", "dynamic"},
 	}
 	for _, tt := range tests {

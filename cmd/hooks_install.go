@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fence-sandbox/fence/policy"
 )
 
 // claudeMatcher is the PreToolUse matcher of fence's Claude Code hook: the
@@ -69,19 +71,25 @@ var hooksOff = map[string]func(src []byte) string{
 
 // agentHomeEnv names, for the agents that have one, the environment
 // variable that moves the agent's directory (the first element of its
-// userFile) elsewhere; install then edits the file the agent reads.
-var agentHomeEnv = map[string]string{"claude": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME", "copilot": "COPILOT_HOME"}
+// userFile) elsewhere (see policy.AgentHomes); install then edits the
+// file the agent reads.
+var agentHomeEnv = map[string]string{"claude": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME", "copilot": "COPILOT_HOME", "gemini": "GEMINI_CLI_HOME"}
 
-// userSettings is the agent's user-level settings file: below the
-// directory its variable names when that is set (an error unless it is
-// absolute: the agent would read it from wherever it runs), else below
-// the home directory. moved is the variable that was used, or "".
+// userSettings is the agent's user-level settings file: in the directory
+// its variable moves it to when that is set (an error unless absolute:
+// the agent would resolve it from wherever it runs), else below the home
+// directory. moved is the variable that was used, or "".
 func userSettings(agent hooksAgent) (path, moved string, err error) {
 	if v := agentHomeEnv[agent.name]; v != "" && os.Getenv(v) != "" {
-		dir := os.Getenv(v)
-		if !filepath.IsAbs(dir) {
-			return "", "", fmt.Errorf("%s is %q, not an absolute path: name the settings file with --file", v, dir)
+		if !filepath.IsAbs(os.Getenv(v)) {
+			return "", "", fmt.Errorf("%s is %q, not an absolute path: name the settings file with --file", v, os.Getenv(v))
 		}
+		dir := policy.AgentHomes(func(k string) string {
+			if k == v {
+				return os.Getenv(k)
+			}
+			return ""
+		}, "")[agent.userFile[0]]
 		return filepath.Join(append([]string{dir}, agent.userFile[1:]...)...), v, nil
 	}
 	home, err := os.UserHomeDir()

@@ -315,7 +315,7 @@ func TestHooksDisabled(t *testing.T) {
 }
 
 // TestHooksAgentHomeMoved: an agent whose directory a variable moves
-// (CLAUDE_CONFIG_DIR, CODEX_HOME, COPILOT_HOME) gets its hook where it
+// (CLAUDE_CONFIG_DIR, CODEX_HOME, COPILOT_HOME, GEMINI_CLI_HOME) gets its hook where it
 // reads it, said on stderr; a relative value is refused, nothing written.
 func TestHooksAgentHomeMoved(t *testing.T) {
 	testOnlyFenceExe = "/usr/local/bin/fence"
@@ -329,7 +329,11 @@ func TestHooksAgentHomeMoved(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("install: exit %d\n%s", code, stderr)
 			}
-			want := filepath.Join(append([]string{moved}, hooksAgents[agent].userFile[1:]...)...)
+			rest := hooksAgents[agent].userFile[1:]
+			if agent == "gemini" { // GEMINI_CLI_HOME holds .gemini
+				rest = hooksAgents[agent].userFile
+			}
+			want := filepath.Join(append([]string{moved}, rest...)...)
 			if !strings.Contains(string(readOrNil(t, want)), "/usr/local/bin/fence hook "+agent) {
 				t.Errorf("%s lacks the hook; stderr:\n%s", want, stderr)
 			}

@@ -92,7 +92,7 @@ func compileResolved(res *policy.Resolved, opts policy.Options) *policy.Policy {
 		Origin: originOf(res), Firm: res.FromCommandLine,
 		DataHome: os.Getenv("XDG_DATA_HOME"), StateHome: os.Getenv("XDG_STATE_HOME"),
 		PathDirs: policy.PathDirs(os.Getenv("PATH")), FenceBinary: fenceBinary(), FenceInvoked: invokedAs,
-		WSL: sandbox.IsWSL(),
+		WSL: sandbox.IsWSL(), AgentHomes: policy.AgentHomes(os.Getenv, opts.Dir),
 	})
 }
 

@@ -347,3 +347,47 @@ func (w *world) run(t *testing.T, env []string, argv0 string, args ...string) re
 }
 
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
+
+// TestRoutineMovedAgentHomes: an agent whose directory a variable moves
+// (CLAUDE_CONFIG_DIR, CODEX_HOME, COPILOT_HOME, GEMINI_CLI_HOME, set as the
+// agent that starts fence has them) keeps its hooks and settings there
+// read-only, in a tree the policy makes writable; a file beside those
+// directories is writable.
+func TestRoutineMovedAgentHomes(t *testing.T) {
+	const script = `
+try() { sh -c "$1" 2>&1 || echo "denied: $2"; }
+try 'echo "{\"hooks\": {}}" > "$CLAUDE_CONFIG_DIR/settings.json"' claude-settings
+try 'echo "{\"mcpServers\": {}}" > "$CLAUDE_CONFIG_DIR/.claude.json"' claude-json
+try 'echo "{}" > "$CODEX_HOME/hooks.json"' codex-hooks
+try 'echo "{}" > "$COPILOT_HOME/hooks/evil.json"' copilot-hooks
+try 'echo "{}" > "$GEMINI_CLI_HOME/.gemini/settings.json"' gemini-settings
+echo ok > agents/notes && echo wrote-neighbour
+`
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, `{"filesystem": {"allowWrite": ["."]}}`)
+			w.plant(t, map[string]string{
+				"ws/agents/claude/settings.json":         "{}\n",
+				"ws/agents/codex/config.toml":            "",
+				"ws/agents/copilot/hooks/fence.json":     "{}\n",
+				"ws/agents/gemini/.gemini/settings.json": "{}\n",
+			})
+			a := filepath.Join(w.base, "ws", "agents")
+			env := []string{"CLAUDE_CONFIG_DIR=" + a + "/claude", "CODEX_HOME=" + a + "/codex", "COPILOT_HOME=agents/copilot", "GEMINI_CLI_HOME=" + a + "/gemini"}
+			r := w.fence(t, "", env, "-c", script)
+			check(t, r, 0, "", "")
+			for _, want := range []string{
+				`settings\.json: Read-only file system\ndenied: claude-settings`,
+				`\.claude\.json: Read-only file system\ndenied: claude-json`,
+				`hooks\.json: Read-only file system\ndenied: codex-hooks`,
+				`evil\.json: Read-only file system\ndenied: copilot-hooks`,
+				`settings\.json: Read-only file system\ndenied: gemini-settings`,
+				`wrote-neighbour\n$`,
+			} {
+				if !regexpMatch(want, r.stdout) {
+					t.Errorf("stdout does not match %q:\n%s", want, r.stdout)
+				}
+			}
+		})
+	}
+}

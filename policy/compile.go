@@ -48,6 +48,10 @@ type Env struct {
 	FenceInvoked string
 	// WSL says the kernel is WSL's (see filesystem.wslInterop).
 	WSL bool
+	// AgentHomes are the agents' directories moved by their variables
+	// (see AgentHomes), by the directory below $HOME each stands for;
+	// they are protected as that directory is.
+	AgentHomes map[string]string
 }
 
 // Rule is one path rule with its meaning fixed: Pattern is absolute, with

@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"maps"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -282,12 +284,18 @@ func routineRules(env Env, exp expander, write []Rule) []Rule {
 	}
 	for _, g := range routineGroups {
 		home := map[string]string{}
-		if g.Key == "mandatory.agentHooks" && env.Home != "" {
-			for _, rel := range g.Home {
-				home[path.Join(env.Home, rel)] = rel
+		paths := routinePaths(g, env)
+		if g.Key == "mandatory.agentHooks" {
+			if env.Home != "" {
+				for _, rel := range g.Home {
+					home[path.Join(env.Home, rel)] = rel
+				}
 			}
+			moved := movedAgentPaths(env.AgentHomes)
+			maps.Copy(home, moved)
+			paths = append(paths, slices.Sorted(maps.Keys(moved))...)
 		}
-		for _, p := range routinePaths(g, env) {
+		for _, p := range paths {
 			rel, ok := home[p]
 			if !ok {
 				add(p, g.Why, g.Key)

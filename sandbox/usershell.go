@@ -129,7 +129,9 @@ func PreflightUserShell(p *policy.Policy, src string, s UserShell) Verdict {
 // (see PreflightUserShell); PreflightShell has judged the rest. A nested
 // `sh -c` or `zsh -c` string is judged so as well.
 func shellSpecific(p *policy.Policy, src, family string) Verdict {
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	parser := parsers.Get().(*syntax.Parser)
+	file, err := parser.Parse(strings.NewReader(src), "")
+	parsers.Put(parser)
 	if err != nil {
 		return Verdict{} // PreflightShell has judged what it cannot read
 	}
@@ -149,18 +151,14 @@ func judgeShellSpecific(p *policy.Policy, call *syntax.CallExpr, family string) 
 	if len(call.Args) == 0 {
 		return Verdict{}
 	}
-	words := make([]word, len(call.Args))
-	for i, w := range call.Args {
-		words[i] = literalWord(w)
+	if family == "zsh" && slices.ContainsFunc(call.Args, func(w *syntax.Word) bool { lit := w.Lit(); return len(lit) > 1 && lit[0] == '=' }) {
+		return dynamicVerdict(p, printWords(call.Args), "a =name word, which zsh replaces with the path of a program")
 	}
-	text := printWords(call.Args)
-	if family == "zsh" && slices.ContainsFunc(words, func(w word) bool { return w.literal && len(w.text) > 1 && w.text[0] == '=' }) {
-		return dynamicVerdict(p, text, "a =name word, which zsh replaces with the path of a program")
-	}
-	if !words[0].literal || words[0].text != "alias" {
+	if literalWord(call.Args[0]) != (word{text: "alias", literal: true}) {
 		return Verdict{}
 	}
-	for _, w := range words[1:] {
+	for _, a := range call.Args[1:] {
+		w := literalWord(a)
 		_, value, ok := strings.Cut(w.text, "=")
 		if !w.literal || !ok {
 			continue
@@ -169,7 +167,7 @@ func judgeShellSpecific(p *policy.Policy, call *syntax.CallExpr, family string) 
 			return v
 		}
 	}
-	return dynamicVerdict(p, text, "an alias defined on the line, which "+family+" expands in a -c string")
+	return dynamicVerdict(p, printWords(call.Args), "an alias defined on the line, which "+family+" expands in a -c string")
 }
 
 // dynamicVerdict is preflight's answer to what it cannot see through:

@@ -115,3 +115,25 @@ func TestPreflightUserShell(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPreflightUserShell is the cost of judging a typical line as
+// each family runs it: bash adds one argv judgment to PreflightShell,
+// the others a second parse for aliases and =name words.
+func BenchmarkPreflightUserShell(b *testing.B) {
+	p := commandPolicy("deny")
+	const line = `cd src && go test ./... 2>&1 | tee out.log; git status --short`
+	for _, s := range []UserShell{{Path: "/bin/bash", Family: "bash"}, {Path: "/bin/dash", Family: "dash"}, {Path: "/bin/zsh", Family: "zsh"}} {
+		b.Run(s.Family, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if v := PreflightUserShell(p, line, s); v.Blocked {
+					b.Fatal(v.Message())
+				}
+			}
+		})
+	}
+	b.Run("PreflightShell", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			PreflightShell(p, line)
+		}
+	})
+}

@@ -157,6 +157,9 @@ func planFor(pol *policy.Policy, disk *sandbox.Disk, argv []string, shell, degra
 // printPlanDebug prints the plan for -d, one line per decision.
 func printPlanDebug(w io.Writer, pol *policy.Policy, p *sandbox.Plan) {
 	fmt.Fprintf(w, "fence: debug: plan: argv %q in %s, network %s\n", p.Argv, p.Dir, p.Network)
+	if p.NewSession {
+		fmt.Fprintf(w, "fence: debug: session: the command runs in a session of its own (forceNewSession): it has no controlling terminal (/dev/tty does not open) and no job control: Ctrl-Z does not stop it, Ctrl-C ends it as fence passes the signal on\n")
+	}
 	for _, b := range p.Mounts.Binds {
 		mode := "read-only"
 		if b.Write {
@@ -195,6 +198,7 @@ func printPlanDebug(w io.Writer, pol *policy.Policy, p *sandbox.Plan) {
 		fmt.Fprintf(w, "fence: debug: network: the host's network is shared (allowedDomains has \"*\"), so deniedDomains binds only clients that use the proxies\n")
 	}
 	fmt.Fprintf(w, "fence: debug: network: %s\n", bindingDebug(p))
+	printUpstreamDebug(w, p)
 	if len(p.Seccomp) > 0 {
 		fmt.Fprintf(w, "fence: debug: seccomp: EPERM for %s\n", strings.Join(p.Seccomp, ", "))
 	}

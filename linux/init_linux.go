@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -173,7 +172,8 @@ func restrict(w *wire) (execNotify *os.File, err error) {
 }
 
 // runCommand starts the command in a process group of its own (the
-// terminal's foreground when fence's is), forwards signals to it, reports
+// terminal's foreground when fence's is; a session of its own with
+// forceNewSession, see commandSession), forwards signals to it, reports
 // its stops on the job socket and stops or continues it when the
 // supervisor says so, reaps every child (as pid 1 must), and returns the
 // command's exit status.
@@ -188,7 +188,7 @@ func runCommand(w *wire, jobSock *os.File) (int, error) {
 	cmd := &exec.Cmd{
 		Path: path, Args: plan.Argv, Env: w.Env, Dir: plan.Dir,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Foreground: w.Foreground, Ctty: 0},
+		SysProcAttr: commandSession(plan.NewSession, w.Foreground),
 		ExtraFiles:  keptForCommand(plan.KeepFDs),
 	}
 	if w.Namespaces {

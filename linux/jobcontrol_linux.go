@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -437,4 +438,21 @@ func (j *supervisorJobs) reclaim() {
 	if err := unix.Kill(-fg, 0); errors.Is(err, unix.ESRCH) {
 		giveTerminal(j.tty, unix.Getpgrp())
 	}
+}
+
+// commandSession is how the init starts the command: in a process group
+// of its own, which takes the terminal when foreground; or, with
+// newSession (forceNewSession), in a session of its own, which has no
+// controlling terminal (setsid), so that the command cannot reach the
+// terminal through /dev/tty nor be its foreground job. There is no job
+// control then: fence's group keeps the terminal, so Ctrl-Z and Ctrl-C
+// reach fence, which passes them on; a SIGINT ends the command, but the
+// kernel discards a SIGTSTP sent to the command's group, which no
+// process of its session parents (an orphaned group), and the run goes
+// on. A shell in the command has no job control either.
+func commandSession(newSession, foreground bool) *syscall.SysProcAttr {
+	if newSession {
+		return &syscall.SysProcAttr{Setsid: true}
+	}
+	return &syscall.SysProcAttr{Setpgid: true, Foreground: foreground, Ctty: 0}
 }

@@ -30,7 +30,7 @@ func Run(plan *sandbox.Plan, pre *Prestarted, stderr io.Writer) (int, error) {
 		pre.Release()
 		return sandbox.ExitFenceError, err
 	}
-	w := &wire{Plan: plan, Env: plan.Env, Namespaces: true, Foreground: isForeground()}
+	w := &wire{Plan: plan, Env: plan.Env, Namespaces: true, Foreground: isForeground() && !plan.NewSession}
 	code, err := supervise(w, pre.take(w), stderr)
 	if errors.Is(err, errNoUserNS) {
 		code, err = runLandlockOnly(plan, err, w.Foreground, detectNesting(), stderr)

@@ -136,6 +136,9 @@ type Policy struct {
 	MachLookup   []string `json:"machLookup,omitempty"`
 	MachRegister []string `json:"machRegister,omitempty"`
 	AllowPty     bool     `json:"allowPty,omitempty"`
+	// ForceNewSession is the key of that name: the command gets a
+	// session of its own, with no controlling terminal.
+	ForceNewSession bool `json:"forceNewSession,omitempty"`
 	// CommandDeny and CommandAllow are the command rules, defaults
 	// included; CommandDynamic is "allow" or "deny".
 	CommandDeny    []CommandRule `json:"commandDeny,omitempty"`
@@ -212,6 +215,7 @@ func Compile(c Config, env Env) *Policy {
 		DeviceMode:       c.Devices.Mode,
 		DeviceAllow:      c.Devices.Allow,
 		AllowPty:         c.AllowPty,
+		ForceNewSession:  c.ForceNewSession,
 		MachLookup:       c.MacOS.Mach.Lookup,
 		MachRegister:     c.MacOS.Mach.Register,
 	}

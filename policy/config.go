@@ -8,18 +8,22 @@ package policy
 // The json tag names double as the config keys the loader accepts; a key
 // that matches no tag is an error.
 type Config struct {
-	Schema     string     `json:"$schema,omitempty"`
-	Extends    string     `json:"extends,omitempty"`
-	AllowPty   bool       `json:"allowPty,omitempty"`
-	Network    Network    `json:"network,omitzero"`
-	Filesystem Filesystem `json:"filesystem,omitzero"`
-	Devices    Devices    `json:"devices,omitzero"`
-	Command    Command    `json:"command,omitzero"`
-	SSH        SSH        `json:"ssh,omitzero"`
-	MacOS      MacOS      `json:"macos,omitzero"`
-	Env        EnvVars    `json:"env,omitzero"`
-	Audit      Audit      `json:"audit,omitzero"`
-	Limits     Limits     `json:"limits,omitzero"`
+	Schema   string `json:"$schema,omitempty"`
+	Extends  string `json:"extends,omitempty"`
+	AllowPty bool   `json:"allowPty,omitempty"`
+	// ForceNewSession puts the command in a session of its own, without
+	// the terminal as its controlling terminal, even when it runs in the
+	// foreground of one: no job control then (Linux).
+	ForceNewSession bool       `json:"forceNewSession,omitempty"`
+	Network         Network    `json:"network,omitzero"`
+	Filesystem      Filesystem `json:"filesystem,omitzero"`
+	Devices         Devices    `json:"devices,omitzero"`
+	Command         Command    `json:"command,omitzero"`
+	SSH             SSH        `json:"ssh,omitzero"`
+	MacOS           MacOS      `json:"macos,omitzero"`
+	Env             EnvVars    `json:"env,omitzero"`
+	Audit           Audit      `json:"audit,omitzero"`
+	Limits          Limits     `json:"limits,omitzero"`
 }
 
 // Limits bound what the command may use; zero means no limit. They are

@@ -11,7 +11,7 @@ func TestParseErrors(t *testing.T) {
 		name, src, want string
 	}{
 		{"unknown top key", `{"filesytem": {}}`,
-			`f:1:2: unknown key "filesytem" at the top level (did you mean "filesystem"?); known keys: $schema, allowPty, audit, command, devices, env, extends, filesystem, limits, macos, network, ssh`},
+			`f:1:2: unknown key "filesytem" at the top level (did you mean "filesystem"?); known keys: $schema, allowPty, audit, command, devices, env, extends, filesystem, forceNewSession, limits, macos, network, ssh`},
 		{"unknown nested key", "{\"network\": {\n  \"allowedDomain\": []}}",
 			`f:2:3: unknown key "allowedDomain" in network (did you mean "allowedDomains"?); known keys: allowAllUnixSockets, allowLocalBinding, allowLocalOutbound, allowLocalOutboundPorts, allowPrivateAddresses, allowUnixSockets, allowedDomains, defaultAction, deniedDomains, httpProxyPort, refusalSummary, socksProxyPort, upstreamProxy`},
 		{"unknown key no suggestion", `{"macos": {"mach": {"zzzzzz": 1}}}`,

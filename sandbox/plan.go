@@ -54,6 +54,10 @@ type Plan struct {
 	// Limits bound the command: the supervisor enforces the timeout, the
 	// init sets the rest as resource limits the command inherits.
 	Limits policy.RunLimits `json:"limits,omitzero"`
+	// NewSession puts the command in a session of its own
+	// (forceNewSession): no controlling terminal, and no job control in
+	// it, even when fence runs in the foreground of a terminal.
+	NewSession bool `json:"newSession,omitempty"`
 	// KeepFDs are descriptors of fence's (--keep-fd) the command gets at
 	// the same numbers; every other one but 0-2 is closed.
 	KeepFDs []int `json:"keepFDs,omitempty"`
@@ -253,7 +257,7 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 	plan := &Plan{
 		Argv: argv, Dir: p.Dir, Env: env, EnvRemoved: removed,
 		UID: o.UID, GID: o.GID, Network: "none", Degraded: degraded,
-		Limits: p.Limits,
+		Limits: p.Limits, NewSession: p.ForceNewSession,
 	}
 	plan.Proxy = &Proxy{HTTPPort: p.HTTPProxyPort, SOCKSPort: p.SocksProxyPort, AllowedDomains: p.AllowedDomains, DeniedDomains: p.DeniedDomains, SSH: p.SSH, AllowPrivateAddresses: p.AllowPrivateAddresses,
 		RefusalSummary: p.RefusalSummary, NoNetwork: p.NoNetwork, Upstream: p.Upstream}

@@ -135,7 +135,8 @@ func TestUpstreamProxyByName(t *testing.T) {
 // hosts file needed), a public address no rule names goes through the
 // upstream, a denied one and a name resolving to the host's loopback do
 // not; an upstream that is not there fails the connection with a 502,
-// and the refusal summary names it. config show hides the credentials.
+// and the refusal summary names it; the Landlock-only engine forwards
+// too. config show hides the credentials.
 func TestUpstreamProxyFailsClosed(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") }))
 	defer srv.Close()
@@ -174,6 +175,14 @@ func TestUpstreamProxyFailsClosed(t *testing.T) {
 			})
 		}
 	}
+	t.Run("Landlock-only engine", func(t *testing.T) {
+		w := newWorld(t, os.Getuid(), network(up.addr))
+		r := w.withoutUserNS(t, "--", "./netprobe", "http", "http://8.8.8.8:"+port+"/")
+		check(t, r, 0, `^200  \| upstream saw 8\.8\.8\.8:`+port+`\n$`, "")
+		if seen := up.take(); fmt.Sprint(seen) != fmt.Sprint([]string{"GET http://8.8.8.8:" + port + "/ " + testUpstreamAuth}) {
+			t.Errorf("the upstream saw %q", seen)
+		}
+	})
 	t.Run("config show", func(t *testing.T) {
 		w := newWorld(t, os.Getuid(), network(up.addr))
 		r := w.fence(t, "", nil, "config", "show")

@@ -247,6 +247,8 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 		printPlanDebug(o.stderr, pol, plan)
 		printTempEnvDebug(o.stderr, plan)
 	}
+	guards := guardAgentConfigs(pol, o.policy.debug, o.stderr)
+	defer guards.close()
 	var code int
 	switch runtime.GOOS {
 	case "linux":
@@ -256,6 +258,9 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	default:
 		return fmt.Errorf("refusing to run %q: fence has no sandbox for %s, and never runs a command unsandboxed", strings.Join(plan.Argv, " "), runtime.GOOS)
 	}
+	// Whatever the exit: a command killed by --timeout or Ctrl-C had
+	// time to write too.
+	guards.check(o.stderr)
 	if err != nil {
 		return err
 	}

@@ -52,6 +52,7 @@ type agentConfigGuard struct {
 	mode   uint32 // permission bits before the run
 	uid    uint32
 	gid    uint32
+	debug  bool // say under -d that nothing changed
 }
 
 // agentConfigGuards are the guards of one run.
@@ -83,6 +84,7 @@ func guardAgentConfigs(pol *policy.Policy, debug bool, stderr io.Writer) agentCo
 			if debug {
 				fmt.Fprintf(stderr, "fence: debug: guard: %s: keeping %d guarded values to restore after the run\n", g.name, len(parseConfigDoc(g.before, g.keys).values))
 			}
+			g.debug = debug
 			out = append(out, g)
 		}
 	}
@@ -179,8 +181,11 @@ func (g *agentConfigGuard) check(stderr io.Writer) {
 		if len(last.changes) > 0 {
 			what = changeList(last.changes)
 		}
-		fmt.Fprintf(stderr, "fence: error: the run changed %s, and fence could not restore it: %v; the run changed %s: fix them by hand before the agent runs outside fence (its content before the run was %d bytes)\n", g.name, err, what, len(g.before))
+		fmt.Fprintf(stderr, "fence: error: could not restore %s after the run: %v; the run changed %s, which the agent on the host trusts: fix them by hand before it runs outside fence\n", g.name, err, what)
 	case last.content == nil:
+		if g.debug {
+			fmt.Fprintf(stderr, "fence: debug: guard: %s: its guarded keys are as they were before the run\n", g.name)
+		}
 	case last.whole != "":
 		changed := ""
 		if len(last.changes) > 0 {

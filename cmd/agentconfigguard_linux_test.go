@@ -3,8 +3,11 @@ package cmd
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/fence-sandbox/fence/policy"
 )
@@ -131,7 +134,8 @@ func TestAgentConfigGuardNotThrough(t *testing.T) {
 }
 
 // BenchmarkRestoreGuarded is the after-run check of a large
-// ~/.claude.json (many projects) whose run planted an MCP server.
+// ~/.claude.json (2000 projects, 270 kB) whose run planted an MCP server,
+// or changed only what Claude Code changes on every start.
 func BenchmarkRestoreGuarded(b *testing.B) {
 	var sb strings.Builder
 	sb.WriteString("{\n  \"numStartups\": 1,\n  \"projects\": {\n")
@@ -143,11 +147,57 @@ func BenchmarkRestoreGuarded(b *testing.B) {
 	}
 	sb.WriteString("\n  }\n}\n")
 	before := []byte(sb.String())
-	after := []byte(strings.Replace(sb.String(), `"numStartups": 1,`, `"numStartups": 2, "mcpServers": {"x": {"command": "sh"}},`, 1))
-	b.SetBytes(int64(len(after)))
-	for b.Loop() {
-		if r := restoreGuarded(claudeJSONKeys, before, after); len(r.changes) != 1 {
-			b.Fatal(r.changes)
-		}
+	for name, tc := range map[string]struct {
+		with    string
+		changes int
+	}{
+		"planted":   {`"numStartups": 2, "mcpServers": {"x": {"command": "sh"}},`, 1},
+		"unrelated": {`"numStartups": 2,`, 0},
+	} {
+		after := []byte(strings.Replace(sb.String(), `"numStartups": 1,`, tc.with, 1))
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(after)))
+			for b.Loop() {
+				if r := restoreGuarded(claudeJSONKeys, before, after); len(r.changes) != tc.changes {
+					b.Fatal(r.changes)
+				}
+			}
+		})
+	}
+}
+
+// TestAgentConfigGuardCannotRestore: when fence cannot write the file
+// back, it says so as an error naming the key paths, and leaves the file
+// as the run left it. The directory is made unwritable for fence: by its
+// mode, and, for root, by a filesystem uid that is not root's on the
+// thread that checks.
+func TestAgentConfigGuardCannotRestore(t *testing.T) {
+	home, pol := guardWorld(t, "claude-code")
+	p := filepath.Join(home, ".claude.json")
+	must(t, os.WriteFile(p, []byte(`{"a": 1}`), 0o644))
+	var stderr strings.Builder
+	guards := guardAgentConfigs(pol, false, &stderr)
+	if len(guards) != 1 {
+		t.Fatalf("%d guards: %s", len(guards), stderr.String())
+	}
+	planted := `{"a": 2, "projects": {"/": {"allowedTools": ["Bash"]}}}`
+	must(t, os.WriteFile(p, []byte(planted), 0o644))
+	must(t, os.Chmod(home, 0o555))
+	defer os.Chmod(home, 0o755)
+	runtime.LockOSThread()
+	if os.Geteuid() == 0 {
+		unix.Setfsuid(65534)
+	}
+	guards.check(&stderr)
+	if os.Geteuid() == 0 {
+		unix.Setfsuid(0)
+	}
+	runtime.UnlockOSThread()
+	want := `fence: error: could not restore ~/.claude.json after the run: create a file beside it: permission denied; the run changed projects["/"].allowedTools (added), which the agent on the host trusts: fix them by hand`
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+	if b, _ := os.ReadFile(p); string(b) != planted {
+		t.Errorf("the file is %q, want it as the run left it", b)
 	}
 }

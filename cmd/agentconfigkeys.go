@@ -46,7 +46,19 @@ func (c keyChange) String() string { return c.Path + " (" + c.Why + ")" }
 type guardedValue struct {
 	path  []string
 	value hujson.Value
-	plain any // decoded, to compare
+}
+
+// equal reports whether g and o hold the same JSON value, whatever the
+// spacing.
+func (g guardedValue) equal(o guardedValue) bool {
+	a, b := packTrimmed(g.value), packTrimmed(o.value)
+	return bytes.Equal(a, b) || reflect.DeepEqual(decodePlain(a), decodePlain(b))
+}
+
+// packTrimmed is v's text without the space around it.
+func packTrimmed(v hujson.Value) []byte {
+	v.BeforeExtra, v.AfterExtra = nil, nil
+	return v.Pack()
 }
 
 // configDoc is a config file's content, parsed when it is one JSON object.
@@ -73,18 +85,40 @@ func parseConfigDoc(raw []byte, keys [][]string) *configDoc {
 		return d
 	}
 	d.root = &v
-	for _, k := range keys {
-		d.collect(d.root, k, nil)
-	}
+	d.collect(d.root, newKeyTree(keys), nil)
 	return d
 }
 
-// collect adds the values at pattern below v, whose key path is at.
+// keyTree is key paths as a tree, to walk each object once.
+type keyTree struct {
+	leaf bool
+	kids map[string]*keyTree // by name, "*" for any
+}
+
+func newKeyTree(keys [][]string) *keyTree {
+	root := &keyTree{}
+	for _, k := range keys {
+		n := root
+		for _, name := range k {
+			if n.kids == nil {
+				n.kids = map[string]*keyTree{}
+			}
+			if n.kids[name] == nil {
+				n.kids[name] = &keyTree{}
+			}
+			n = n.kids[name]
+		}
+		n.leaf = true
+	}
+	return root
+}
+
+// collect adds the values below v that tree names, whose key path is at.
 // Names repeat in an object: the last one counts, as for JSON.parse, and
-// dup records it.
-func (d *configDoc) collect(v *hujson.Value, pattern, at []string) {
+// dup records where.
+func (d *configDoc) collect(v *hujson.Value, tree *keyTree, at []string) {
 	obj, ok := v.Value.(*hujson.Object)
-	if !ok || len(pattern) == 0 {
+	if !ok {
 		return
 	}
 	last := lastMembers(obj)
@@ -93,16 +127,19 @@ func (d *configDoc) collect(v *hujson.Value, pattern, at []string) {
 	}
 	for _, i := range memberOrder(obj, last) {
 		name := memberName(obj.Members[i])
-		if pattern[0] != "*" && name != pattern[0] {
-			continue
+		for _, kid := range []*keyTree{tree.kids[name], tree.kids["*"]} {
+			if kid == nil {
+				continue
+			}
+			p := append(append([]string(nil), at...), name)
+			if kid.leaf {
+				val := obj.Members[i].Value
+				d.values[keyPathString(p)] = guardedValue{path: p, value: val}
+			}
+			if len(kid.kids) > 0 {
+				d.collect(&obj.Members[i].Value, kid, p)
+			}
 		}
-		p := append(append([]string(nil), at...), name)
-		if len(pattern) > 1 {
-			d.collect(&obj.Members[i].Value, pattern[1:], p)
-			continue
-		}
-		val := obj.Members[i].Value.Clone()
-		d.values[keyPathString(p)] = guardedValue{path: p, value: val, plain: decodePlain(val)}
 	}
 }
 
@@ -127,18 +164,21 @@ func memberOrder(obj *hujson.Object, last map[string]int) []int {
 	return out
 }
 
+// memberName is m's name, decoded.
 func memberName(m hujson.ObjectMember) string {
 	lit, ok := m.Name.Value.(hujson.Literal)
 	if !ok {
 		return ""
 	}
+	if n := len(lit); n >= 2 && lit[0] == '"' && lit[n-1] == '"' && !bytes.ContainsRune(lit[1:n-1], '\\') {
+		return string(lit[1 : n-1]) // no escapes: the common case, without a decoder
+	}
 	return lit.String()
 }
 
-// decodePlain is v as encoding/json decodes it, numbers kept exact.
-func decodePlain(v hujson.Value) any {
-	v.BeforeExtra, v.AfterExtra = nil, nil
-	dec := json.NewDecoder(bytes.NewReader(v.Pack()))
+// decodePlain is b as encoding/json decodes it, numbers kept exact.
+func decodePlain(b []byte) any {
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var out any
 	if dec.Decode(&out) != nil {
@@ -196,7 +236,7 @@ func guardedChanges(before, after *configDoc) []keyChange {
 			out = append(out, keyChange{p, "removed"})
 		case !inBefore && inAfter:
 			out = append(out, keyChange{p, "added"})
-		case inBefore && !reflect.DeepEqual(b.plain, a.plain):
+		case inBefore && !b.equal(a):
 			out = append(out, keyChange{p, "changed"})
 		}
 	}
@@ -250,12 +290,12 @@ func restoreGuarded(keys [][]string, beforeRaw, afterRaw []byte) restoredConfig 
 	if len(changes) == 0 {
 		return restoredConfig{}
 	}
-	doc := after.root.Clone()
+	doc := after.root // after is not needed past here: edited in place
 	for _, c := range changes {
 		if b, ok := before.values[c.Path]; ok {
-			setKeyPath(&doc, b.path, b.value, hujson.Extra("\n  "))
+			setKeyPath(doc, b.path, b.value, hujson.Extra("\n  "))
 		} else {
-			deleteKeyPath(&doc, after.values[c.Path].path)
+			deleteKeyPath(doc, after.values[c.Path].path)
 		}
 	}
 	out := doc.Pack()

@@ -108,7 +108,15 @@ func TestAgentTemplatesFakeAgent(t *testing.T) {
 					if !strings.Contains(r.stdout, "wrote "+p+"\n") {
 						t.Errorf("the agent could not write its state %s:\n%s", p, r.stdout)
 					}
-					if b, err := os.ReadFile(filepath.Join(w.base, p)); err != nil || !strings.HasSuffix(string(b), "{\"x\": 1}\n") {
+					b, err := os.ReadFile(filepath.Join(w.base, p))
+					switch {
+					case p == "home/.claude.json":
+						// Left not JSON: fence puts back all it held
+						// before the run (see TestClaudeJSONGuard).
+						if err != nil || string(b) != ac.planted[p] || !strings.Contains(r.stderr, "restored ~/.claude.json whole") {
+							t.Errorf("%s on the host = %q, %v; want it restored\n%s", p, b, err, r.stderr)
+						}
+					case err != nil || !strings.HasSuffix(string(b), "{\"x\": 1}\n"):
 						t.Errorf("%s on the host = %q, %v", p, b, err)
 					}
 				}

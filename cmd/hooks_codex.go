@@ -2,8 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"path"
-	"strings"
 
 	"github.com/tailscale/hujson"
 )
@@ -78,7 +76,7 @@ func uninstallCodexHook(file string, src []byte, self string) ([]byte, int, erro
 }
 
 // codexHoldsOnly reports whether fence's one hook in pre is command, in
-// a group of fence's matcher.
+// a group of fence's matcher, both exactly as fence writes them.
 func codexHoldsOnly(pre *hujson.Array, command, self string) bool {
 	found, exact := 0, false
 	for _, g := range pre.Elements {
@@ -89,7 +87,7 @@ func codexHoldsOnly(pre *hujson.Array, command, self string) bool {
 				continue
 			}
 			found++
-			exact = c == command && stringField(obj, "matcher") == codexMatcher
+			exact = isExactCommandHook(obj, asObject(h), codexMatcher, command)
 		}
 	}
 	return found == 1 && exact
@@ -139,23 +137,8 @@ func asObject(v hujson.Value) *hujson.Object {
 }
 
 // isFenceCodexHook reports whether command runs a fence binary's Codex
-// hook: ours (`fence hook codex`) or upstream's (`fence
-// --codex-pre-tool-use`), the binary named by any path ending in fence,
-// or by self.
+// hook and nothing else (see isFenceHookWords).
 func isFenceCodexHook(command, self string) bool {
 	words, ok := literalWords(command)
-	if !ok || len(words) < 2 || (path.Base(words[0]) != "fence" && words[0] != self) {
-		return false
-	}
-	for i, w := range words[1:] {
-		switch {
-		case w == "--codex-pre-tool-use":
-			return true
-		case w == "hook":
-			return i+2 < len(words) && words[i+2] == "codex"
-		case w == "--", w == "-c", strings.HasPrefix(w, "--command"):
-			return false
-		}
-	}
-	return false
+	return ok && isFenceHookWords(words, self, "codex")
 }

@@ -2,7 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
-	"path"
+	"strconv"
 
 	"github.com/tailscale/hujson"
 )
@@ -112,7 +112,7 @@ func (d *settingsDoc) copilotRunnable() (bool, error) {
 }
 
 // copilotHoldsOnly reports whether fence's entries in hooks are exactly
-// one, under preToolUse, running command.
+// one, under preToolUse, running command, exactly as fence writes it.
 func copilotHoldsOnly(hooks *hujson.Object, command, self string) bool {
 	if hooks == nil {
 		return false
@@ -129,13 +129,26 @@ func copilotHoldsOnly(hooks *hujson.Object, command, self string) bool {
 				continue
 			}
 			obj := h.Value.(*hujson.Object)
-			if lit.String() != "preToolUse" || stringField(obj, "bash") != command || memberIndex(obj, "exec") >= 0 {
+			if lit.String() != "preToolUse" || !isExactCopilotHook(obj, command) {
 				return false
 			}
 			found++
 		}
 	}
 	return found == 1
+}
+
+// isExactCopilotHook reports whether obj is fence's entry as fence
+// writes it: type, bash and timeoutSec, nothing else. Any other key
+// changes what Copilot does with it: env (XDG_CONFIG_HOME would have the
+// hook load another user config), cwd, another timeout, a powershell or
+// exec Copilot might run instead.
+func isExactCopilotHook(obj *hujson.Object, command string) bool {
+	if !onlyKeys(obj, "type", "bash", "timeoutSec") || stringField(obj, "type") != "command" || stringField(obj, "bash") != command {
+		return false
+	}
+	lit, ok := obj.Members[memberIndex(obj, "timeoutSec")].Value.Value.(hujson.Literal)
+	return ok && string(lit) == strconv.Itoa(copilotHookTimeout)
 }
 
 // removeCopilotHooks takes fence's entries out of every event list of
@@ -212,22 +225,7 @@ func isFenceCopilotEntry(h hujson.Value, self string) bool {
 }
 
 // isFenceCopilotWords reports whether a command line's words run a fence
-// binary's Copilot hook: ours (`fence hook copilot`) or upstream's
-// (`fence --copilot-pre-tool-use`), the binary named by any path ending
-// in fence, or by self.
+// binary's Copilot hook and nothing else (see isFenceHookWords).
 func isFenceCopilotWords(words []string, self string) bool {
-	if len(words) < 2 || (path.Base(words[0]) != "fence" && words[0] != self) {
-		return false
-	}
-	for i, w := range words[1:] {
-		switch {
-		case w == "--copilot-pre-tool-use":
-			return true
-		case w == "hook":
-			return i+2 < len(words) && words[i+2] == "copilot"
-		case w == "--", w == "-c", len(w) > 9 && w[:9] == "--command":
-			return false
-		}
-	}
-	return false
+	return isFenceHookWords(words, self, "copilot")
 }

@@ -1,10 +1,6 @@
 package cmd
 
-import (
-	"path"
-
-	"github.com/tailscale/hujson"
-)
+import "github.com/tailscale/hujson"
 
 func init() {
 	hooksAgents["cursor"] = hooksAgent{"cursor", []string{".cursor", "hooks.json"}, installCursorHook, uninstallCursorHook,
@@ -81,7 +77,9 @@ func (d *settingsDoc) addVersion() {
 }
 
 // cursorHoldsOnly reports whether fence's entries in hooks are exactly
-// one running command under each of cursorHookEvents.
+// one running command under each of cursorHookEvents, each holding
+// command alone as fence writes it (a matcher, a timeout or any other
+// key changes what Cursor does with it).
 func cursorHoldsOnly(hooks *hujson.Object, command, self string) bool {
 	if hooks == nil {
 		return false
@@ -102,7 +100,7 @@ func cursorHoldsOnly(hooks *hujson.Object, command, self string) bool {
 			if !ok || !isFenceCursorHook(c, self) {
 				continue
 			}
-			if c != command || !want[lit.String()] {
+			if !onlyKeys(asObject(h), "command") || c != command || !want[lit.String()] {
 				return false
 			}
 			found++
@@ -169,24 +167,9 @@ func memberIndex(obj *hujson.Object, name string) int {
 	return -1
 }
 
-// isFenceCursorHook reports whether command runs a fence binary's Cursor
-// hook: ours (`fence hook cursor`) or upstream's (`fence
-// --cursor-pre-tool-use`), the binary named by any path ending in fence,
-// or by self.
+// isFenceCursorHook reports whether command runs a fence binary's
+// Cursor hook and nothing else (see isFenceHookWords).
 func isFenceCursorHook(command, self string) bool {
 	words, ok := literalWords(command)
-	if !ok || len(words) < 2 || (path.Base(words[0]) != "fence" && words[0] != self) {
-		return false
-	}
-	for i, w := range words[1:] {
-		switch {
-		case w == "--cursor-pre-tool-use":
-			return true
-		case w == "hook":
-			return i+2 < len(words) && words[i+2] == "cursor"
-		case w == "--", w == "-c", len(w) > 9 && w[:9] == "--command":
-			return false
-		}
-	}
-	return false
+	return ok && isFenceHookWords(words, self, "cursor")
 }

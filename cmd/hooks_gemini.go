@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
-	"path"
 	"slices"
 
 	"github.com/tailscale/hujson"
@@ -85,12 +84,15 @@ func uninstallGeminiHook(file string, src []byte, self string) ([]byte, int, err
 }
 
 // geminiHoldsOnly reports whether fence's one hook in the settings is
-// command, named fence, alone in a BeforeTool group of fence's matcher.
+// command, named fence, alone in a BeforeTool group of fence's matcher,
+// hook and group holding no key fence does not write (a timeout or a
+// second matcher changes what Gemini does with it).
 func geminiHoldsOnly(d *settingsDoc, before *hujson.Array, command, self string) bool {
 	found, exact := 0, false
 	d.eachGeminiHook(self, func(list string, group, hook *hujson.Object) {
 		found++
-		exact = list == "BeforeTool" && stringField(hook, "command") == command && stringField(hook, "name") == geminiHookName &&
+		exact = list == "BeforeTool" && onlyKeys(hook, "name", "type", "command") && stringField(hook, "command") == command &&
+			stringField(hook, "name") == geminiHookName && onlyKeys(group, "matcher", "hooks") &&
 			stringField(group, "matcher") == geminiMatcher && len(groupHooks(group)) == 1
 	})
 	return found == 1 && exact && before != nil
@@ -167,26 +169,11 @@ func (d *settingsDoc) removeGeminiHooks(self string) int {
 	return n
 }
 
-// isFenceGeminiHook reports whether command runs a fence binary's Gemini
-// CLI hook: ours (`fence hook gemini`) or upstream's (`fence
-// --gemini-pre-tool-use`), the binary named by any path ending in fence,
-// or by self.
+// isFenceGeminiHook reports whether command runs a fence binary's
+// Gemini CLI hook and nothing else (see isFenceHookWords).
 func isFenceGeminiHook(command, self string) bool {
 	words, ok := literalWords(command)
-	if !ok || len(words) < 2 || (path.Base(words[0]) != "fence" && words[0] != self) {
-		return false
-	}
-	for i, w := range words[1:] {
-		switch {
-		case w == "--gemini-pre-tool-use":
-			return true
-		case w == "hook":
-			return i+2 < len(words) && words[i+2] == "gemini"
-		case w == "--", w == "-c", len(w) > 9 && w[:9] == "--command":
-			return false
-		}
-	}
-	return false
+	return ok && isFenceHookWords(words, self, "gemini")
 }
 
 // geminiHooksOff says why Gemini CLI would not run fence's hook from

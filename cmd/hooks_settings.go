@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -135,7 +136,63 @@ func (d *settingsDoc) hooksObject() (*hujson.Object, error) {
 	if hooks == nil {
 		return nil, docError(d.file, d.src, v, "hooks: want an object")
 	}
-	return hooks, nil
+	return hooks, d.noDuplicates(v)
+}
+
+// noDuplicates refuses two members of one name in any object inside v.
+// The agents' JSON readers disagree on which one counts (Node's takes
+// the last, Codex's refuses the file), so fence would judge or edit an
+// entry the agent does not run as written.
+func (d *settingsDoc) noDuplicates(v *hujson.Value) error {
+	switch c := v.Value.(type) {
+	case *hujson.Object:
+		seen := make(map[string]bool, len(c.Members))
+		for i := range c.Members {
+			m := &c.Members[i]
+			if lit, ok := m.Name.Value.(hujson.Literal); ok {
+				if seen[lit.String()] {
+					return docError(d.file, d.src, &m.Name, fmt.Sprintf("%q appears twice", lit.String()))
+				}
+				seen[lit.String()] = true
+			}
+			if err := d.noDuplicates(&m.Value); err != nil {
+				return err
+			}
+		}
+	case *hujson.Array:
+		for i := range c.Elements {
+			if err := d.noDuplicates(&c.Elements[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// onlyKeys reports whether obj's members are exactly names, in any
+// order (obj holds no name twice: see noDuplicates).
+func onlyKeys(obj *hujson.Object, names ...string) bool {
+	if obj == nil || len(obj.Members) != len(names) {
+		return false
+	}
+	for _, m := range obj.Members {
+		lit, ok := m.Name.Value.(hujson.Literal)
+		if !ok || !slices.Contains(names, lit.String()) {
+			return false
+		}
+	}
+	return true
+}
+
+// isExactCommandHook reports whether group (a matcher group of matcher)
+// and hook in it are exactly what fence writes: the group's keys matcher
+// and hooks, the hook's type "command" and command, nothing else. A
+// timeout, async, a second matcher or any other key would change what
+// the agent does with fence's hook, so such an entry is not counted as
+// installed (install replaces it).
+func isExactCommandHook(group, hook *hujson.Object, matcher, command string) bool {
+	return onlyKeys(group, "matcher", "hooks") && stringField(group, "matcher") == matcher &&
+		onlyKeys(hook, "type", "command") && stringField(hook, "type") == "command" && stringField(hook, "command") == command
 }
 
 // installClaudeHook returns src with fence's PreToolUse hook running
@@ -179,7 +236,7 @@ func uninstallClaudeHook(file string, src []byte, self string) ([]byte, int, err
 }
 
 // holdsOnly reports whether fence's one hook in pre is command, in a
-// group of fence's matcher.
+// group of fence's matcher, both exactly as fence writes them.
 func holdsOnly(pre *hujson.Array, command, self string) bool {
 	found, exact := 0, false
 	for _, g := range pre.Elements {
@@ -190,7 +247,7 @@ func holdsOnly(pre *hujson.Array, command, self string) bool {
 				continue
 			}
 			found++
-			exact = c == command && stringField(obj, "matcher") == claudeMatcher
+			exact = isExactCommandHook(obj, asObject(h), claudeMatcher, command)
 		}
 	}
 	return found == 1 && exact
@@ -279,25 +336,42 @@ func stringField(obj *hujson.Object, name string) string {
 }
 
 // isFenceHook reports whether command runs a fence binary's Claude Code
-// hook: ours (`fence hook claude`) or upstream's (`fence
-// --claude-pre-tool-use`), the binary named by any path ending in fence,
-// or by self (the binary the entry is written for).
+// hook and nothing else (see isFenceHookWords).
 func isFenceHook(command, self string) bool {
 	words, ok := literalWords(command)
-	if !ok || len(words) < 2 || (path.Base(words[0]) != "fence" && words[0] != self) {
+	return ok && isFenceHookWords(words, self, "claude")
+}
+
+// isFenceHookWords reports whether a command line's words run a fence
+// binary's hook for agent and nothing else: the binary (a path ending in
+// fence, or self, the binary the entry is written for), then ours (`hook
+// AGENT`) or upstream's (`--AGENT-pre-tool-use`), with only the policy
+// flags a hook entry carries (-s/--settings FILE, -t/--template NAME)
+// before or after it. Any other word, such as a program fence would run
+// (`fence -t code sh hook claude`), makes it the user's own command.
+func isFenceHookWords(words []string, self, agent string) bool {
+	if len(words) < 2 || (path.Base(words[0]) != "fence" && words[0] != self) {
 		return false
 	}
-	for i, w := range words[1:] {
-		switch {
-		case w == "--claude-pre-tool-use":
-			return true
-		case w == "hook":
-			return i+2 < len(words) && words[i+2] == "claude"
-		case w == "--", w == "-c", strings.HasPrefix(w, "--command"):
+	core := 0
+	for i := 1; i < len(words); i++ {
+		switch w := words[i]; {
+		case w == "-s", w == "--settings", w == "-t", w == "--template":
+			if i+1 == len(words) {
+				return false
+			}
+			i++
+		case strings.HasPrefix(w, "--settings="), strings.HasPrefix(w, "--template="):
+		case w == upstreamHookFlag(agent):
+			core++
+		case w == "hook" && i+1 < len(words) && words[i+1] == agent:
+			core++
+			i++
+		default:
 			return false
 		}
 	}
-	return false
+	return core == 1
 }
 
 // literalWords splits a shell command of one simple command with no

@@ -246,7 +246,7 @@ func (o *hookOptions) wrapArgs() []string {
 // its policy; an agent's own fence command may not give them.
 var hookPolicyFlags = []string{
 	"-s", "--settings", "-t", "--template", "--allow-read", "--allow-write", "--deny-read", "--deny-write",
-	"--allow-domain", "--deny-domain", "--deny-command", "--no-network", "--no-refusal-summary", "--mode",
+	"--allow-domain", "--deny-domain", "--deny-command", "--no-network", "--no-refusal-summary", "--mode", "--policy-dir",
 }
 
 // selfPath is the running fence's absolute path, for the commands a hook

@@ -214,7 +214,7 @@ func (o *hookOptions) claudeBash(pol *policy.Policy, ev claudeEvent) (*claudeDec
 		return nil, err
 	}
 	self := selfPath()
-	reason, wrapped := o.shellRefusal(pol, self, command, "the hook runs every command under fence with its own policy")
+	reason, wrapped := o.shellRefusal(pol, self, ev.Cwd, command, "the hook runs every command under fence with its own policy")
 	if reason != "" {
 		return &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: reason}, nil
 	}
@@ -222,7 +222,7 @@ func (o *hookOptions) claudeBash(pol *policy.Policy, ev claudeEvent) (*claudeDec
 		return &claudeDecision{PermissionDecision: "allow", PermissionDecisionReason: "fence: runs under fence already"}, nil
 	}
 	updated := maps.Clone(ev.ToolInput)
-	updated["command"], _ = json.Marshal(o.wrap(self, command))
+	updated["command"], _ = json.Marshal(o.wrap(self, ev.Cwd, command))
 	return &claudeDecision{PermissionDecision: "allow", PermissionDecisionReason: "fence: runs under fence", UpdatedInput: updated}, nil
 }
 
@@ -231,8 +231,8 @@ func (o *hookOptions) claudeBash(pol *policy.Policy, ev claudeEvent) (*claudeDec
 // hook wrapped already (judged by what it wraps). A fence command with
 // its own policy flags is refused; the rest is judged by the preflight.
 // why says what the agent's hook does with a command.
-func (o *hookOptions) shellRefusal(pol *policy.Policy, self, command, why string) (string, bool) {
-	inner, wrapped := o.unwrap(self, command)
+func (o *hookOptions) shellRefusal(pol *policy.Policy, self, cwd, command, why string) (string, bool) {
+	inner, wrapped := o.unwrap(self, cwd, command)
 	if !wrapped {
 		if flag := foreignFenceFlag(self, command); flag != "" {
 			return fmt.Sprintf("fence: refused a fence command with its own policy flag %s: %s; run the command without fence", flag, why), false
@@ -259,23 +259,30 @@ func commandFix(v sandbox.Verdict) string {
 }
 
 // wrap is the command line that runs command under fence with the
-// hook's policy flags.
-func (o *hookOptions) wrap(self, command string) string {
-	return o.wrapPrefix(self) + singleQuote(command)
+// hook's policy flags, the policy applied from cwd, the directory the
+// call was judged from, wherever the agent starts the line (see
+// --policy-dir).
+func (o *hookOptions) wrap(self, cwd, command string) string {
+	return o.wrapPrefix(self, cwd) + singleQuote(command)
 }
 
-func (o *hookOptions) wrapPrefix(self string) string {
-	words := append([]string{self}, o.wrapArgs()...)
-	for i, w := range words {
+// wrapWords are the words of a wrapped command line before the command.
+func (o *hookOptions) wrapWords(self, cwd string) []string {
+	return append(append([]string{self}, o.wrapArgs()...), "--policy-dir", cwd, "-c")
+}
+
+func (o *hookOptions) wrapPrefix(self, cwd string) string {
+	words := o.wrapWords(self, cwd)
+	for i, w := range words[:len(words)-1] {
 		words[i] = shellQuote(w)
 	}
-	return strings.Join(words, " ") + " -c "
+	return strings.Join(words, " ") + " "
 }
 
-// unwrap returns the command inside a command line wrap made, and
-// whether it is one, exactly.
-func (o *hookOptions) unwrap(self, command string) (string, bool) {
-	rest, ok := strings.CutPrefix(command, o.wrapPrefix(self))
+// unwrap returns the command inside a command line wrap made for cwd,
+// and whether it is one, exactly.
+func (o *hookOptions) unwrap(self, cwd, command string) (string, bool) {
+	rest, ok := strings.CutPrefix(command, o.wrapPrefix(self, cwd))
 	if !ok || len(rest) < 2 || rest[0] != '\'' || rest[len(rest)-1] != '\'' {
 		return "", false
 	}

@@ -140,7 +140,7 @@ type codexCommand struct {
 func (o *hookOptions) codexShellCommand(ev claudeEvent) (codexCommand, error) {
 	c, err := codexCommandOf(ev.ToolInput)
 	if err == nil && c.shape != "script" {
-		c.line = o.argvLine(selfPath(), c.words)
+		c.line = o.argvLine(selfPath(), ev.Cwd, c.words)
 	}
 	return c, err
 }
@@ -189,7 +189,7 @@ func codexArgv(in map[string]json.RawMessage) (codexCommand, error) {
 // rewrites it to run under fence with the hook's policy flags.
 func (o *hookOptions) codexShell(pol *policy.Policy, ev claudeEvent, c codexCommand) (*claudeDecision, error) {
 	self := selfPath()
-	reason, wrapped := o.shellRefusal(pol, self, c.line, "the hook runs every command under fence with its own policy")
+	reason, wrapped := o.shellRefusal(pol, self, ev.Cwd, c.line, "the hook runs every command under fence with its own policy")
 	if reason == "" {
 		var err error
 		reason, err = shellPatchRefusal(pol, ev.Cwd, c.line)
@@ -204,16 +204,16 @@ func (o *hookOptions) codexShell(pol *policy.Policy, ev claudeEvent, c codexComm
 		return nil, nil // under fence already; Codex refuses a bare allow
 	}
 	return &claudeDecision{PermissionDecision: "allow", PermissionDecisionReason: "fence: runs under fence",
-		UpdatedInput: o.codexRewrite(self, ev.ToolInput, c)}, nil
+		UpdatedInput: o.codexRewrite(self, ev.Cwd, ev.ToolInput, c)}, nil
 }
 
 // argvLine is the command line that runs words. A list that is this
 // hook's own wrapping (fence, its policy flags, -c, a command) comes back
 // as the line wrap makes, so that it is recognised and not wrapped twice.
-func (o *hookOptions) argvLine(self string, words []string) string {
-	prefix := append(append([]string{self}, o.wrapArgs()...), "-c")
+func (o *hookOptions) argvLine(self, cwd string, words []string) string {
+	prefix := o.wrapWords(self, cwd)
 	if len(words) == len(prefix)+1 && slices.Equal(words[:len(prefix)], prefix) {
-		return o.wrap(self, words[len(prefix)])
+		return o.wrap(self, cwd, words[len(prefix)])
 	}
 	quoted := make([]string, len(words))
 	for i, w := range words {
@@ -226,12 +226,12 @@ func (o *hookOptions) argvLine(self string, words []string) string {
 // fence, in the shape the command came in. An argv rewrite leaves out
 // the display command: Codex checks one given against its own quoting of
 // program and args, and needs none.
-func (o *hookOptions) codexRewrite(self string, in map[string]json.RawMessage, c codexCommand) map[string]json.RawMessage {
+func (o *hookOptions) codexRewrite(self, cwd string, in map[string]json.RawMessage, c codexCommand) map[string]json.RawMessage {
 	out := maps.Clone(in)
-	argv := append(append([]string{self}, o.wrapArgs()...), "-c", c.line)
+	argv := append(o.wrapWords(self, cwd), c.line)
 	switch c.shape {
 	case "script":
-		out["command"], _ = json.Marshal(o.wrap(self, c.line))
+		out["command"], _ = json.Marshal(o.wrap(self, cwd, c.line))
 	case "array":
 		out["command"], _ = json.Marshal(argv)
 	default:

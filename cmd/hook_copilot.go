@@ -250,7 +250,7 @@ func (o *hookOptions) copilotBash(pol *policy.Policy, ev copilotEvent, args map[
 		return nil, err
 	}
 	self := selfPath()
-	reason, wrapped := o.shellRefusal(pol, self, command, "the hook runs every command under fence with its own policy")
+	reason, wrapped := o.shellRefusal(pol, self, ev.cwd, command, "the hook runs every command under fence with its own policy")
 	if reason != "" {
 		return &copilotAnswer{PermissionDecision: "deny", PermissionDecisionReason: reason}, nil
 	}
@@ -258,7 +258,7 @@ func (o *hookOptions) copilotBash(pol *policy.Policy, ev copilotEvent, args map[
 		return nil, nil // runs under fence already; Copilot's own flow decides
 	}
 	modified := maps.Clone(args)
-	modified["command"], _ = json.Marshal(o.wrap(self, command))
+	modified["command"], _ = json.Marshal(o.wrap(self, ev.cwd, command))
 	return &copilotAnswer{ModifiedArgs: modified}, nil
 }
 

@@ -64,14 +64,14 @@ func TestHookCopilotRewrite(t *testing.T) {
 		must(t, json.Unmarshal(ans.ModifiedArgs["command"], &command))
 		must(t, json.Unmarshal(ans.ModifiedArgs["description"], &desc))
 		o := &hookOptions{policy: &policyFlags{settings: work + "/fence.jsonc"}}
-		if inner, ok := o.unwrap(selfPath(), command); !ok || inner != `echo 'hi' && ls` || desc != "d" || ans.PermissionDecision != "" || len(ans.ModifiedArgs) != 3 {
+		if inner, ok := o.unwrap(selfPath(), work, command); !ok || inner != `echo 'hi' && ls` || desc != "d" || ans.PermissionDecision != "" || len(ans.ModifiedArgs) != 3 {
 			t.Fatalf("toolArgs %s: answer %s; want the command wrapped, the other arguments kept, no decision", toolArgs, out)
 		}
 		again, _ := json.Marshal(map[string]any{"cwd": work, "toolName": "bash", "toolArgs": map[string]string{"command": command}})
 		if out, _, _ := runHook(t, args, again); out != "" {
 			t.Errorf("the rewritten call, sent again, answered %s; want nothing", out)
 		}
-		denied, _ := json.Marshal(map[string]any{"cwd": work, "toolName": "bash", "toolArgs": map[string]string{"command": o.wrap(selfPath(), "git push")}})
+		denied, _ := json.Marshal(map[string]any{"cwd": work, "toolName": "bash", "toolArgs": map[string]string{"command": o.wrap(selfPath(), work, "git push")}})
 		if out, _, _ := runHook(t, args, denied); !strings.Contains(out, `"permissionDecision":"deny"`) {
 			t.Errorf("a wrapped git push answered %q; want a denial", out)
 		}

@@ -102,7 +102,7 @@ func (o *hookOptions) cursorDecide(raw []byte, rerr error) (string, error) {
 		if ev.Command == nil || *ev.Command == "" {
 			return "", errors.New("beforeShellExecution event without a command, so the call is refused")
 		}
-		reason, _ := o.shellRefusal(pol, selfPath(), *ev.Command, "the hook judges every command by its own policy, not by the rules another fence command line gives")
+		reason, _ := o.shellRefusal(pol, selfPath(), dir, *ev.Command, "the hook judges every command by its own policy, not by the rules another fence command line gives")
 		return reason, nil
 	}
 	return cursorRead(pol, dir, ev)

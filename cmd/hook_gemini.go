@@ -165,18 +165,16 @@ func geminiDeny(reason string) *geminiAnswer {
 // to run under fence with the hook's policy flags. The answer gives no
 // decision: Gemini's own confirmation of the call stays as it is.
 //
-// A call may name the directory it runs in (dir_path). fence is started
-// in the event's cwd all the same, and the command changes to that
-// directory inside the sandbox: a policy's relative rules are anchored
-// where fence starts, and a call choosing its own directory must not
-// move them. The call is judged with the policy of that cwd.
+// A call may name the directory it runs in (dir_path). The call is
+// judged with the policy of the event's cwd, and the wrapped fence
+// applies that policy (--policy-dir) wherever Gemini starts it: a call
+// choosing its own directory must not move the policy's relative rules.
 func (o *hookOptions) geminiShell(ev claudeEvent) (*geminiAnswer, error) {
 	command, err := inputString(ev, "command", false)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := geminiShellDir(ev)
-	if err != nil {
+	if _, err := geminiShellDir(ev); err != nil {
 		return nil, err
 	}
 	pol, err := o.loadFor(ev.Cwd, needNoDisk) // the command runs under a fence that prepares the disk itself
@@ -184,24 +182,17 @@ func (o *hookOptions) geminiShell(ev claudeEvent) (*geminiAnswer, error) {
 		return nil, fmt.Errorf("the policy for %s: %w", ev.Cwd, err)
 	}
 	self := selfPath()
-	judged := command
-	if rest, ok := strings.CutPrefix(command, cdPrefix(ev.Cwd)); ok && dir != ev.Cwd {
-		judged = rest // the form geminiWrap gives, judged by what it wraps
-	}
-	reason, wrapped := o.shellRefusal(pol, self, judged, "the hook runs every command under fence with its own policy")
+	reason, wrapped := o.shellRefusal(pol, self, ev.Cwd, command, "the hook runs every command under fence with its own policy")
 	if reason != "" {
 		return geminiDeny(reason), nil
 	}
-	if inner, _ := o.unwrap(self, judged); wrapped && dir != ev.Cwd {
-		wrapped = o.geminiWrap(self, ev.Cwd, dir, strings.TrimPrefix(inner, cdPrefix(dir))) == command
-	}
 	if wrapped {
-		return nil, nil // wrapped by this hook for this directory already
+		return nil, nil // wrapped by this hook for this cwd already
 	}
 	// The whole input goes back, not the command alone: some releases
 	// merge tool_input into the call's arguments, others replace them.
 	updated := maps.Clone(ev.ToolInput)
-	updated["command"] = rawJSONString(o.geminiWrap(self, ev.Cwd, dir, command))
+	updated["command"] = rawJSONString(o.wrap(self, ev.Cwd, command))
 	return &geminiAnswer{Reason: "fence: runs under fence", HookSpecificOutput: &geminiSpecific{HookEventName: geminiBeforeToolEvt, ToolInput: updated}}, nil
 }
 
@@ -214,22 +205,10 @@ func rawJSONString(s string) json.RawMessage {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
-// geminiWrap is the command line that runs command under fence started
-// in cwd, changing to dir inside the sandbox where it is another.
-func (o *hookOptions) geminiWrap(self, cwd, dir, command string) string {
-	if dir == cwd {
-		return o.wrap(self, command)
-	}
-	return cdPrefix(cwd) + o.wrap(self, cdPrefix(dir)+command)
-}
-
-// cdPrefix changes to dir before what follows it, on a line of its own:
-// the shell exits where dir is missing, so that nothing of the command
-// runs elsewhere.
-func cdPrefix(dir string) string { return "cd " + singleQuote(dir) + " || exit 1\n" }
-
 // geminiShellDir is the directory a shell call runs in: its dir_path
-// (directory in older releases), from the event's cwd, else the cwd.
+// (directory in older releases), from the event's cwd, else the cwd. The
+// hook reads it to refuse a call whose directory is not a string; the
+// wrapped command runs wherever Gemini starts it (see --policy-dir).
 func geminiShellDir(ev claudeEvent) (string, error) {
 	dir := ev.Cwd
 	for _, field := range []string{"dir_path", "directory"} {

@@ -61,7 +61,7 @@ func TestHookGeminiRewrite(t *testing.T) {
 	var wrapped string
 	must(t, json.Unmarshal(ans.HookSpecificOutput.ToolInput["command"], &wrapped))
 	o := &hookOptions{policy: &policyFlags{settings: work + "/fence.jsonc"}}
-	if inner, ok := o.unwrap(selfPath(), wrapped); !ok || inner != command {
+	if inner, ok := o.unwrap(selfPath(), work, wrapped); !ok || inner != command {
 		t.Errorf("rewritten to %q, which wraps %q (%v); want %q", wrapped, inner, ok, command)
 	}
 	again := fmt.Sprintf(`{"hook_event_name":"BeforeTool","cwd":%q,"tool_name":"run_shell_command","tool_input":{"command":%q}}`, work, wrapped)

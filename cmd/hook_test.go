@@ -116,14 +116,17 @@ func TestHookAlias(t *testing.T) {
 func TestHookWrapRoundTrip(t *testing.T) {
 	o := &hookOptions{policy: &policyFlags{settings: "/p/fence.jsonc", template: "code"}}
 	for _, c := range []string{"ls", "echo 'it''s' \"$HOME\"", "a'\\''b", "'", "", "x\ny"} {
-		w := o.wrap("/bin/fence", c)
-		if got, ok := o.unwrap("/bin/fence", w); !ok || got != c {
+		w := o.wrap("/bin/fence", "/w", c)
+		if got, ok := o.unwrap("/bin/fence", "/w", w); !ok || got != c {
 			t.Errorf("unwrap(wrap(%q)) = %q, %v", c, got, ok)
 		}
-		for _, changed := range []string{w + " ; rm -rf x", w + "'", "/bin/fence -t code -c " + singleQuote(c)} {
-			if _, ok := o.unwrap("/bin/fence", changed); ok {
+		for _, changed := range []string{w + " ; rm -rf x", w + "'", "/bin/fence -t code -c " + singleQuote(c), "/bin/fence -t code --policy-dir /w -c " + singleQuote(c)} {
+			if _, ok := o.unwrap("/bin/fence", "/w", changed); ok {
 				t.Errorf("unwrap(%q) took it for a wrapped command", changed)
 			}
+		}
+		if _, ok := o.unwrap("/bin/fence", "/elsewhere", w); ok {
+			t.Errorf("unwrap took %q for a command wrapped for another directory", w)
 		}
 	}
 }

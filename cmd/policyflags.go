@@ -20,6 +20,9 @@ type policyFlags struct {
 	debug    bool
 	rules    policy.Flags
 	stderr   io.Writer
+	// dir, when set, is the directory the policy is found and applied
+	// from instead of the working directory (--policy-dir).
+	dir string
 }
 
 func (p *policyFlags) register(c *cobra.Command) {
@@ -48,6 +51,9 @@ func (p *policyFlags) options() (policy.Options, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return policy.Options{}, fmt.Errorf("get working directory: %w", err)
+	}
+	if p.dir != "" {
+		dir = p.dir
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {

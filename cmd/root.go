@@ -128,6 +128,8 @@ type runOptions struct {
 	stderr   io.Writer
 	// pre is the sandbox's init when Execute started it ahead, or nil.
 	pre *linux.Prestarted
+	// policyDir is --policy-dir (see anchorPolicy).
+	policyDir string
 }
 
 func newRootCmd(stdout, stderr io.Writer, pre *linux.Prestarted) *cobra.Command {
@@ -157,6 +159,7 @@ func newRootCmd(stdout, stderr io.Writer, pre *linux.Prestarted) *cobra.Command 
 	o.limits.register(f)
 	f.IntSliceVar(&o.keepFDs, "keep-fd", nil, "pass descriptor `N` on to the command at the same number (repeatable); fence closes every other one but 0-2")
 	f.StringVar(&o.audit, "audit", "", "append one JSON line per denial to `FILE` (as audit.file in the policy does), rotated daily")
+	f.StringVar(&o.policyDir, "policy-dir", "", "apply the policy as a run started in `DIR` would (config, relative rules, workspace) while -c runs here: how the agent hooks wrap commands")
 	o.up.register(f)
 	root.AddCommand(newConfigCmd(o.policy, stdout, stderr), newTemplatesCmd(stdout), newPlanCmd(o.policy, stdout), newDoctorCmd(stdout), newSSHProxyCmd(os.Stdin, stdout), newCheckCmd(o.policy, os.Stdin, stdout))
 	root.AddCommand(newHooksCmd(o.policy, stdout, stderr))
@@ -189,6 +192,9 @@ func (o *runOptions) run(args []string) error {
 // execute runs the command, filling in rep (which may be nil) as it goes.
 func (o *runOptions) execute(args []string, rep *runReport) error {
 	if err := o.checkFlags(args); err != nil {
+		return err
+	}
+	if err := o.anchorPolicy(); err != nil {
 		return err
 	}
 	pre := o.pre

@@ -136,7 +136,7 @@ func TestUpstreamProxyByName(t *testing.T) {
 // upstream, a denied one and a name resolving to the host's loopback do
 // not; an upstream that is not there fails the connection with a 502,
 // and the refusal summary names it; the Landlock-only engine forwards
-// too. config show hides the credentials.
+// too. -d and config show name the upstream without its credentials.
 func TestUpstreamProxyFailsClosed(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") }))
 	defer srv.Close()
@@ -181,6 +181,14 @@ func TestUpstreamProxyFailsClosed(t *testing.T) {
 		check(t, r, 0, `^200  \| upstream saw 8\.8\.8\.8:`+port+`\n$`, "")
 		if seen := up.take(); fmt.Sprint(seen) != fmt.Sprint([]string{"GET http://8.8.8.8:" + port + "/ " + testUpstreamAuth}) {
 			t.Errorf("the upstream saw %q", seen)
+		}
+	})
+	t.Run("debug", func(t *testing.T) {
+		w := newWorld(t, os.Getuid(), network(up.addr))
+		r := w.fence(t, "", nil, "-d", "--", "true")
+		check(t, r, 0, "", `(?m)^fence: debug: network: hosts no domain rule names go to the upstream proxy http://`+up.addr+` \(network\.defaultAction "proxy"\)`)
+		if strings.Contains(r.stdout+r.stderr, "s3cret") {
+			t.Errorf("-d printed the upstream's password:\n%s", r.stderr)
 		}
 	})
 	t.Run("config show", func(t *testing.T) {

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"path"
+	"runtime"
 	"strings"
 )
 
@@ -44,8 +45,8 @@ var agentStateDirs = map[string][]string{
 // allowWrite rule naming the file itself makes writable: Claude Code
 // rewrites ~/.claude.json on every start and at each state change, and
 // hangs when it cannot. The MCP servers it lists run at Claude Code's
-// next start, so a policy that names it is one run Claude Code only
-// under fence (see RunWarnings: a run says so).
+// next start: on Linux fence puts back those keys after the run, and
+// every run says what is left (see RunWarnings).
 var agentStateFiles = []string{".claude.json"}
 
 // agentProtection is the protection of the home entry rel of
@@ -111,10 +112,20 @@ func (l *linter) agentStateWritable() {
 		}
 		for _, rule := range l.r.Config.Filesystem.AllowWrite {
 			if e := Expand(rule, l.dir, l.home); !hasGlob(e) && path.Clean(e) == p {
-				l.rule("agent-config-writable", "filesystem.allowWrite", rule, fmt.Sprintf("makes %s writable: an MCP server the command adds there starts with Claude Code, outside any sandbox unless Claude Code runs under fence every time", "~/"+f))
+				l.rule("agent-config-writable", "filesystem.allowWrite", rule, agentStateRisk("~/"+f))
 			}
 		}
 	}
+}
+
+// agentStateRisk is what a writable agent file f risks. On Linux, fence
+// puts back its code-running keys after each run (cmd's guard of agent
+// config files), which leaves the time the run lasts.
+func agentStateRisk(f string) string {
+	if runtime.GOOS == "linux" {
+		return fmt.Sprintf("makes %s writable: fence puts back the MCP servers, tool approvals and directory trust the command writes there when the run ends, but a Claude Code started on the host before then starts those servers outside any sandbox", f)
+	}
+	return fmt.Sprintf("makes %s writable: an MCP server the command adds there starts with Claude Code, outside any sandbox unless Claude Code runs under fence every time", f)
 }
 
 // agentFiles are the files, home-relative, that the templates for running

@@ -19,6 +19,7 @@ type upstreamFlags struct {
 	logFile       string // --fence-log-file
 	listTemplates bool   // --list-templates: fence templates
 	linuxFeatures bool   // --linux-features: fence doctor
+	newSession    bool   // --force-new-session: forceNewSession for this run
 	stdout        io.Writer
 	logPath       string // logFile, absolute, once open
 }
@@ -29,6 +30,7 @@ func (u *upstreamFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&u.logFile, "fence-log-file", "", "append fence's -d lines and -m monitor lines to `FILE` (0600, never through a link) instead of stderr; errors and warnings stay on stderr")
 	f.BoolVar(&u.listTemplates, "list-templates", false, "list the builtin templates (as \"fence templates\") and exit")
 	f.BoolVar(&u.linuxFeatures, "linux-features", false, "report what this kernel lets fence enforce (as \"fence doctor\") and exit")
+	f.BoolVar(&u.newSession, "force-new-session", false, "run the command in a session of its own, with no controlling terminal and no job control (as forceNewSession in the policy; Linux)")
 }
 
 // alias runs --list-templates or --linux-features when one is given, and
@@ -70,9 +72,10 @@ func (o *runOptions) openLog() (func(), error) {
 }
 
 // apply adds what the flags change in the compiled policy (the exposed
-// paths, the log's protection) and returns the shell that runs the -c
-// string, nil for the default.
+// paths, the log's protection, a session of the command's own) and
+// returns the shell that runs the -c string, nil for the default.
 func (u *upstreamFlags) apply(pol *policy.Policy, src string, argv []string, dir string) (*sandbox.UserShell, error) {
+	pol.ForceNewSession = pol.ForceNewSession || u.newSession
 	us, err := u.shell.resolve(src, argv)
 	if err != nil {
 		return nil, err

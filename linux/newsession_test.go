@@ -19,7 +19,8 @@ import (
 // which reaches fence's group, ends the run as fence passes it on;
 // Ctrl-Z does not stop it (no job control), and -d says so. Without the
 // key the command is in fence's session, with the terminal as its
-// controlling terminal, as before.
+// controlling terminal, as before. --force-new-session, upstream's flag,
+// does for one run what the key does.
 func TestForceNewSession(t *testing.T) {
 	probe := `(exec 3</dev/tty) 2>/dev/null && echo tty-opens || echo no-tty; exec sleep %d`
 	for _, engine := range engines {
@@ -28,14 +29,15 @@ func TestForceNewSession(t *testing.T) {
 				for _, tt := range []struct {
 					policy string
 					own    bool
-				}{{`{"forceNewSession": true}`, true}, {`{}`, false}} {
+					flag   string
+				}{{`{"forceNewSession": true}`, true, ""}, {`{}`, false, ""}, {`{}`, true, "--force-new-session "}} {
 					w := newWorld(t, u.uid, tt.policy)
 					sh := startShell(t, w, engine)
 					marker := 1000031
 					if !tt.own {
 						marker = 1000032
 					}
-					sh.send(fmt.Sprintf("$F -- sh -c '"+probe+"'\n", marker))
+					sh.send(fmt.Sprintf("$F "+tt.flag+"-- sh -c '"+probe+"'\n", marker))
 					if tt.own {
 						sh.expect("no-tty\r\n")
 					} else {
@@ -52,7 +54,7 @@ func TestForceNewSession(t *testing.T) {
 					sh.send("\x03")
 					sh.expectResending("rc=130", "echo rc=$?\n")
 					assertNoProcess(t, fmt.Sprint(marker))
-					if !tt.own {
+					if !tt.own || tt.flag != "" {
 						continue
 					}
 					// No job control: Ctrl-Z does not stop the run, which

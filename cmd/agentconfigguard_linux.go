@@ -207,10 +207,12 @@ func (g *agentConfigGuard) restoreOnce() (r restoredConfig, done bool, err error
 		r = restoreGuarded(g.keys, g.before, after)
 	case errors.Is(rerr, unix.ENOENT):
 		r = restoredConfig{content: g.before, whole: "the run removed it"}
-	case unix.Fstatat(g.dirfd, g.file, &st, unix.AT_SYMLINK_NOFOLLOW) == nil:
-		r = restoredConfig{content: g.before, whole: "the run left " + fileKind(st.Mode) + " in its place"}
-	default:
+	case unix.Fstatat(g.dirfd, g.file, &st, unix.AT_SYMLINK_NOFOLLOW) != nil:
 		return r, true, fmt.Errorf("read it again: %w", rerr)
+	case st.Mode&unix.S_IFMT == unix.S_IFREG:
+		r = restoredConfig{content: g.before, whole: fmt.Sprintf("fence could not read it back (%v)", rerr)}
+	default:
+		r = restoredConfig{content: g.before, whole: "the run left " + fileKind(st.Mode) + " in its place"}
 	}
 	if r.content == nil {
 		return r, true, nil
@@ -236,8 +238,20 @@ func fileKind(mode uint32) string {
 // owner as before the run) and renames it over the guarded one, when
 // that is still what fence read: seen (when regular, with content
 // after), or nothing. A directory in its place is moved aside first.
+// Inside a fence sandbox that binds the file in a read-only home, the
+// content is rewritten in place instead, the one change that sandbox
+// lets any run make.
 func (g *agentConfigGuard) replace(content []byte, seen unix.Stat_t, after []byte, regular bool) (done bool, err error) {
 	tmp, err := g.writeTemp(content)
+	if err != nil && regular && errors.Is(err, unix.EROFS) {
+		// This fence runs in a sandbox that keeps the directory
+		// read-only and binds the file writable: only its content can
+		// change.
+		if !g.unchanged(seen, after, regular) {
+			return false, errors.New("it kept changing while fence read it")
+		}
+		return true, g.writeInPlace(content, seen)
+	}
 	if err != nil {
 		return true, err
 	}
@@ -252,10 +266,38 @@ func (g *agentConfigGuard) replace(content []byte, seen unix.Stat_t, after []byt
 	}
 	if err != nil {
 		unix.Unlinkat(g.dirfd, tmp, 0)
+		if regular && err == unix.EBUSY {
+			// The file is a mount point (a sandbox this fence runs in
+			// binds it): only its content can change.
+			return true, g.writeInPlace(content, seen)
+		}
 		return true, fmt.Errorf("rename over it: %w", err)
 	}
 	unix.Fsync(g.dirfd)
 	return true, nil
+}
+
+// writeInPlace rewrites the guarded file's content, when it is still
+// the file seen.
+func (g *agentConfigGuard) writeInPlace(content []byte, seen unix.Stat_t) error {
+	fd, err := unix.Openat(g.dirfd, g.file, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open it to write in place: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), g.name)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Dev != seen.Dev || st.Ino != seen.Ino {
+		return errors.New("it changed while fence wrote it back")
+	}
+	if err := f.Truncate(0); err != nil {
+		return fmt.Errorf("write in place: %w", err)
+	}
+	if _, err := f.WriteAt(content, 0); err != nil {
+		return fmt.Errorf("write in place: %w", err)
+	}
+	unix.Fchmod(fd, g.mode) // the mode is the outer run's to keep
+	return f.Sync()
 }
 
 // moveAsideDir moves the directory in the guarded file's place aside

@@ -115,6 +115,24 @@ func TestClaudeJSONGuard(t *testing.T) {
 			claudeJSONAfter(t, w, r.stderr)
 		})
 	}
+	t.Run("nested", func(t *testing.T) {
+		// Claude Code under fence, running a command under fence again:
+		// the inner run puts the keys back, in place (the outer sandbox
+		// binds the file in a read-only home), and the outer finds them
+		// as they were.
+		w := newWorld(t, os.Getuid(), `{}`)
+		plantClaudeJSON(t, w)
+		helper := claudeJSONHelper(t, w)
+		fence := filepath.Join(bin, "fence")
+		r := w.runIn(t, w.ws, nil, fence, "-t", "claude-code", "--", fence, "-t", "claude-code", "--", helper)
+		if r.code != 0 || r.stdout != "planted\n" {
+			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		claudeJSONAfter(t, w, r.stderr)
+		if n := strings.Count(r.stderr, "the run changed mcpServers"); n != 1 || strings.Contains(r.stderr, "could not restore") {
+			t.Errorf("want the inner run alone to restore:\n%s", r.stderr)
+		}
+	})
 	t.Run("landlock-only", func(t *testing.T) {
 		w := newWorld(t, os.Getuid(), `{"extends": "claude-code"}`)
 		plantClaudeJSON(t, w)

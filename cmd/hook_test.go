@@ -6,8 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fence-sandbox/fence/sandbox"
 )
 
 // hookPolicy is the policy of the hook tests' workspace.
@@ -256,4 +261,24 @@ func TestHookCommandLineFails(t *testing.T) {
 	if code := Main([]string{"check", "--no-such-flag"}, &stdout, &stderr); code == hookFailed {
 		t.Errorf("fence check with a bad flag exits %d too: only the hook should", code)
 	}
+}
+
+// TestFenceValueFlagsWhole: the preflight's list of fence's flags that
+// take a value (by which it finds the command a nested fence runs) holds
+// every such flag of the run.
+func TestFenceValueFlagsWhole(t *testing.T) {
+	root := newRootCmd(io.Discard, io.Discard, nil)
+	check := func(f *pflag.Flag) {
+		if f.Value.Type() == "bool" || f.Name == "command" {
+			return
+		}
+		if !slices.Contains(sandbox.FenceValueFlags, "--"+f.Name) {
+			t.Errorf("--%s takes a value but is not in sandbox.FenceValueFlags", f.Name)
+		}
+		if f.Shorthand != "" && !slices.Contains(sandbox.FenceValueFlags, "-"+f.Shorthand) {
+			t.Errorf("-%s takes a value but is not in sandbox.FenceValueFlags", f.Shorthand)
+		}
+	}
+	root.Flags().VisitAll(check)
+	root.PersistentFlags().VisitAll(check)
 }

@@ -334,6 +334,8 @@ func (f *preflight) inner(words []word, text lazyText, depth int) Verdict {
 		return f.ssh(words[1:], text, depth)
 	case name == "git":
 		return f.gitRemotes(words[1:], text)
+	case name == "fence":
+		return f.fence(words[1:], text, depth)
 	}
 	if skip, ok := wrappers[name]; ok {
 		return f.check(skip(words[1:]), text, depth)

@@ -44,7 +44,8 @@ func legacyNote(res *policy.Resolved, opts policy.Options) string {
 // wslNote is the warning that filesystem.wslInterop is true on a kernel
 // that is not WSL's, where fence allows nothing for it; "" otherwise.
 func wslNote(res *policy.Resolved) string {
-	if !policy.WSLInteropDeclined(res.Config.Filesystem, policy.Env{WSL: sandbox.IsWSL()}) {
+	fs := res.Config.Filesystem
+	if fs.WSLInterop == nil || !*fs.WSLInterop || !policy.WSLInteropDeclined(fs, policy.Env{WSL: sandbox.IsWSL()}) {
 		return ""
 	}
 	return "fence: warning: filesystem.wslInterop is true, but this kernel is not WSL's (its release and version name neither Microsoft nor WSL), so fence does not make " + policy.WSLInit + " executable"

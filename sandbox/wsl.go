@@ -15,16 +15,17 @@ var kernelIdentity = []string{"/proc/sys/kernel/osrelease", "/proc/version"}
 var testOnlyKernelIdentity []string
 
 // IsWSL reports whether fence runs on the Windows Subsystem for Linux,
-// as the kernel's release or version string says. A file it cannot read
-// says nothing; off Linux there are none.
+// as the kernel's release says, or its version string where the release
+// cannot be read (the version string holds the release). A file it
+// cannot read says nothing; off Linux there are none.
 func IsWSL() bool {
 	files := kernelIdentity
 	if testOnlyKernelIdentity != nil {
 		files = testOnlyKernelIdentity
 	}
 	for _, f := range files {
-		if b, err := os.ReadFile(f); err == nil && WSLKernel(string(b)) {
-			return true
+		if b, err := os.ReadFile(f); err == nil {
+			return WSLKernel(string(b))
 		}
 	}
 	return false

@@ -26,8 +26,8 @@ func TestWSLKernel(t *testing.T) {
 	}
 }
 
-// TestIsWSL reads fake kernel identity files: either one that names WSL
-// is enough, a missing one says nothing.
+// TestIsWSL reads fake kernel identity files: the release decides, the
+// version string where the release is missing.
 func TestIsWSL(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, s string) string {
@@ -48,7 +48,8 @@ func TestIsWSL(t *testing.T) {
 		want  bool
 	}{
 		{"WSL 2 release", []string{wslRelease, plainVersion}, true},
-		{"WSL 1 version only", []string{plainRelease, wslVersion}, true},
+		{"the release decides", []string{plainRelease, wslVersion}, false},
+		{"WSL 1 release", []string{write("wsl1-osrelease", "4.4.0-19041-Microsoft\n"), plainVersion}, true},
 		{"not WSL", []string{plainRelease, plainVersion}, false},
 		{"unreadable", []string{missing, missing}, false},
 		{"release missing, version WSL", []string{missing, wslVersion}, true},
@@ -59,4 +60,12 @@ func TestIsWSL(t *testing.T) {
 		}
 	}
 	testOnlyKernelIdentity = nil
+}
+
+// BenchmarkIsWSL is what the detection adds to every run that compiles a
+// policy: one small read of /proc.
+func BenchmarkIsWSL(b *testing.B) {
+	for b.Loop() {
+		IsWSL()
+	}
 }

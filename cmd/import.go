@@ -68,7 +68,13 @@ func (o *importOptions) run(stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	imp := importClaude(perms, claudeProjectRoot(abs))
+	root := claudeProjectRoot(abs)
+	if root == filepath.Clean(opts.Home) {
+		// The user's settings: Claude Code anchors "/path" at the project
+		// it runs in, which for fence is the run's working directory.
+		root = ""
+	}
+	imp := importClaude(perms, root)
 	text := imp.render(file)
 	res, err := loadImported(text, opts.Dir, opts.Home)
 	if err != nil {

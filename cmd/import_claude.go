@@ -139,7 +139,9 @@ func translatePath(list, tool, spec string, hasSpec bool, root string) translati
 
 // claudePathPattern turns a Claude Code path pattern (gitignore style)
 // into a fence one: "//abs" is absolute, "~/" the home, "/path" relative
-// to root, "./path" and "a/b" to the working directory, and a pattern
+// to root (to the working directory of each run when root is "": the
+// user's settings, where Claude Code anchors it at the project it runs
+// in), "./path" and "a/b" to the working directory, and a pattern
 // without a slash matches at any depth below it, as in .gitignore.
 func claudePathPattern(p, root string) (string, string) {
 	if strings.HasPrefix(p, "//") {
@@ -149,8 +151,12 @@ func claudePathPattern(p, root string) (string, string) {
 	p = strings.TrimSuffix(p, "/")
 	var out string
 	switch {
+	case p == "" && root == "":
+		out = "."
 	case p == "":
 		out = filepath.ToSlash(root) // "/" is the project itself
+	case strings.HasPrefix(p, "/") && root == "":
+		out = path.Clean(strings.TrimLeft(p, "/"))
 	case p == ".":
 		out = "."
 	case p == "~" || strings.HasPrefix(p, "~/"):

@@ -120,6 +120,31 @@ func TestImportClaudeTranslation(t *testing.T) {
 	}
 }
 
+// TestImportClaudeUserAnchor: in the user's own settings, Claude Code
+// anchors "/path" at the project it runs in, so the fence rule is
+// relative (to each run's working directory), not below $HOME.
+func TestImportClaudeUserAnchor(t *testing.T) {
+	for rule, want := range map[string]string{"Read(/secrets/**)": "secrets/**", "Edit(/)": ".", "Edit(/a/../b)": "b", "Read(//abs/x)": "/abs/x"} {
+		imp := &imported{keys: map[string][]importEntry{}}
+		imp.add("deny", rule, "")
+		key := "filesystem.denyRead"
+		if strings.HasPrefix(rule, "Edit") {
+			key = "filesystem.denyWrite"
+		}
+		res := loadImportedFile(t, imp.render("settings.json"))
+		if got := configValues(res.Config, key); len(got) != 1 || got[0] != want {
+			t.Errorf("%s from the user's settings: %s = %q, want [%q]", rule, key, got, want)
+		}
+	}
+	dir := workIn(t, "home")
+	must(t, os.MkdirAll(filepath.Join(dir, "home", ".claude"), 0o700))
+	must(t, os.WriteFile(filepath.Join(dir, "home", ".claude", "settings.json"), []byte(`{"permissions": {"deny": ["Read(/secrets/**)"]}}`), 0o600))
+	code, out, errOut := fenceOut(t, "import", "--claude")
+	if code != 0 || !strings.Contains(out, `"secrets/**"`) || strings.Contains(out, filepath.Join(dir, "home", "secrets")) {
+		t.Errorf("fence import --claude: exit %d\n%s\n%s\nwant secrets/** relative", code, out, errOut)
+	}
+}
+
 // configValues is the list under key in c.
 func configValues(c policy.Config, key string) []string {
 	return map[string][]string{

@@ -178,6 +178,9 @@ func (o *hooksOptions) run(stdout, stderr io.Writer) error {
 	if o.action == "uninstall" {
 		return o.uninstall(agent, e, self, stderr)
 	}
+	if err := checkHookBinary(self); err != nil {
+		return err
+	}
 	command, err := o.hookCommand(agent, self)
 	if err != nil {
 		return err
@@ -252,7 +255,8 @@ func reportBackup(e *configEdit, stderr io.Writer) {
 // settingsPath is the file to edit: --file, else the agent's user-level
 // settings. A link there is refused (an edit would write where it leads,
 // which may be anywhere); links among the directories on the way are
-// resolved, and said.
+// resolved, and said. As root, a path another user owns or could lead
+// elsewhere is refused, as named and as resolved (see checkRootEdit).
 func (o *hooksOptions) settingsPath(agent hooksAgent, stderr io.Writer) (string, error) {
 	path := o.file
 	if path == "" {
@@ -269,10 +273,16 @@ func (o *hooksOptions) settingsPath(agent hooksAgent, stderr io.Writer) (string,
 	if err != nil {
 		return "", err
 	}
+	if err := checkRootEdit(path); err != nil {
+		return "", err
+	}
 	if dir, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil && dir != filepath.Dir(path) {
 		real := filepath.Join(dir, filepath.Base(path))
 		fmt.Fprintf(stderr, "fence: %s is %s (a directory on the way is a link)\n", path, real)
 		path = real
+		if err := checkRootEdit(path); err != nil {
+			return "", err
+		}
 	}
 	return path, refuseLink(path)
 }

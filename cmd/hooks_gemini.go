@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/tailscale/hujson"
@@ -55,6 +56,9 @@ func installGeminiHook(file string, src []byte, command, self string) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
+	if err := d.geminiConfigChecked(); err != nil {
+		return nil, err
+	}
 	if before != nil && geminiHoldsOnly(d, before, command, self) {
 		return src, nil
 	}
@@ -72,6 +76,9 @@ func uninstallGeminiHook(file string, src []byte, self string) ([]byte, int, err
 	}
 	if _, _, err := d.hookList("BeforeTool"); err != nil {
 		return nil, 0, err // a file Gemini cannot read either
+	}
+	if err := d.geminiConfigChecked(); err != nil {
+		return nil, 0, err
 	}
 	n := d.removeGeminiHooks(self)
 	if n == 0 {
@@ -176,9 +183,22 @@ func isFenceGeminiHook(command, self string) bool {
 	return ok && isFenceHookWords(words, self, "gemini")
 }
 
+// geminiConfigChecked refuses a hooksConfig that names a key twice:
+// fence reads it to warn when Gemini would not run its hook, and would
+// read another value than Gemini (whose reader takes the last).
+func (d *settingsDoc) geminiConfigChecked() error {
+	i, err := d.field(d.top, "hooksConfig")
+	if err != nil || i < 0 {
+		return err
+	}
+	return d.noDuplicates(&d.top.Members[i].Value)
+}
+
 // geminiHooksOff says why Gemini CLI would not run fence's hook from
 // settings src: hooks turned off, or fence's named among the disabled
-// ones (hooksConfig, or hooks in older releases); "" when it would.
+// ones (hooksConfig, or hooks in older releases), by its name or by a
+// command of fence's hook (Gemini's documentation does not say which of
+// the two it matches: both are warned of); "" when it would.
 func geminiHooksOff(src []byte) string {
 	var s struct {
 		HooksConfig struct {
@@ -197,8 +217,11 @@ func geminiHooksOff(src []byte) string {
 	switch {
 	case s.HooksConfig.Enabled != nil && !*s.HooksConfig.Enabled, s.Hooks.Enabled != nil && !*s.Hooks.Enabled:
 		return "it sets hooks' enabled to false, so Gemini CLI runs no hook, fence's included"
-	case slices.Contains(s.HooksConfig.Disabled, geminiHookName), slices.Contains(s.Hooks.Disabled, geminiHookName):
-		return "it lists \"" + geminiHookName + "\" among the disabled hooks, so Gemini CLI does not run fence's"
+	}
+	for _, off := range append(s.HooksConfig.Disabled, s.Hooks.Disabled...) {
+		if off == geminiHookName || isFenceGeminiHook(off, "") {
+			return fmt.Sprintf("it lists %q among the disabled hooks, so Gemini CLI does not run fence's", off)
+		}
 	}
 	return ""
 }

@@ -155,12 +155,14 @@ func TestIsFenceGeminiHook(t *testing.T) {
 // CLI from running fence's hook.
 func TestGeminiHooksOff(t *testing.T) {
 	for src, want := range map[string]string{
-		`{"hooksConfig": {"enabled": false}}`:                       "runs no hook",
-		`{"hooks": {"enabled": false}}`:                             "runs no hook",
-		`{"hooksConfig": {"disabled": ["other", "fence"]}}`:         "among the disabled",
-		`{"hooks": {"disabled": ["fence"]}}`:                        "among the disabled",
-		`{"hooksConfig": {"enabled": true, "disabled": ["other"]}}`: "",
-		`{/* comment */ "model": {"name": "x"},}`:                   "",
+		`{"hooksConfig": {"enabled": false}}`:                                         "runs no hook",
+		`{"hooks": {"enabled": false}}`:                                               "runs no hook",
+		`{"hooksConfig": {"disabled": ["other", "fence"]}}`:                           "among the disabled",
+		`{"hooks": {"disabled": ["fence"]}}`:                                          "among the disabled",
+		`{"hooksConfig": {"enabled": true, "disabled": ["other"]}}`:                   "",
+		`{"hooksConfig": {"disabled": ["/usr/local/bin/fence hook gemini -t code"]}}`: `lists "/usr/local/bin/fence hook gemini -t code" among the disabled`,
+		`{"hooksConfig": {"disabled": ["fence -t code sh hook gemini"]}}`:             "",
+		`{/* comment */ "model": {"name": "x"},}`:                                     "",
 	} {
 		if got := geminiHooksOff([]byte(src)); want == "" && got != "" || !strings.Contains(got, want) {
 			t.Errorf("geminiHooksOff(%s) = %q, want %q", src, got, want)
@@ -174,5 +176,17 @@ func TestGeminiHooksOff(t *testing.T) {
 	code, _, errOut := fenceOut(t, "hooks", "install", "--gemini", "--file", file)
 	if code != 0 || !strings.Contains(errOut, "fence: warning: "+file+": it sets hooks' enabled to false") {
 		t.Errorf("install: exit %d\n%s\nwant a warning naming the file", code, errOut)
+	}
+	// Go's reader would merge the two, Gemini's keeps the last.
+	dup := `{"hooksConfig": {"disabled": ["fence"], "disabled": []}}`
+	must(t, os.WriteFile(file, []byte(dup), 0o600))
+	for _, action := range []string{"install", "uninstall"} {
+		code, _, errOut = fenceOut(t, "hooks", action, "--gemini", "--file", file)
+		if code != 125 || !strings.Contains(errOut, file+`:1:41: "disabled" appears twice`) {
+			t.Errorf("%s of %s: exit %d\n%s", action, dup, code, errOut)
+		}
+	}
+	if got := string(readOrNil(t, file)); got != dup {
+		t.Errorf("the file changed: %s", got)
 	}
 }

@@ -39,7 +39,7 @@ const codexMatcher = "Bash|apply_patch"
 // or upstream one is replaced). src comes back unchanged when it holds
 // exactly that already.
 func installCodexHook(file string, src []byte, command, self string) ([]byte, error) {
-	d, err := parseSettings(file, src)
+	d, err := parseCodexHooks(file, src)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func installCodexHook(file string, src []byte, command, self string) ([]byte, er
 // uninstallCodexHook returns src without fence's Codex hooks, and how
 // many it removed.
 func uninstallCodexHook(file string, src []byte, self string) ([]byte, int, error) {
-	d, err := parseSettings(file, src)
+	d, err := parseCodexHooks(file, src)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -73,6 +73,17 @@ func uninstallCodexHook(file string, src []byte, self string) ([]byte, int, erro
 		d.top.AfterExtra = nil // `{}` as it was before install
 	}
 	return d.root.Pack(), n, nil
+}
+
+// parseCodexHooks parses a Codex hooks.json, refusing a key given twice
+// anywhere in it: Codex refuses such a file, and so would run no hook of
+// it, fence's included.
+func parseCodexHooks(file string, src []byte) (*settingsDoc, error) {
+	d, err := parseSettings(file, src)
+	if err != nil {
+		return nil, err
+	}
+	return d, d.noDuplicates(&d.root)
 }
 
 // codexHoldsOnly reports whether fence's one hook in pre is command, in

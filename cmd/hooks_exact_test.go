@@ -239,3 +239,18 @@ func TestHooksUserFenceHookKept(t *testing.T) {
 		}
 	}
 }
+
+// TestHooksCodexDuplicateAnywhere: Codex refuses a hooks.json that gives
+// a key twice anywhere, so install and uninstall refuse it too, even out
+// of hooks, naming where the second one is.
+func TestHooksCodexDuplicateAnywhere(t *testing.T) {
+	src := `{"hooks": {}, "x": {"a": 1, "a": 2}}`
+	want := `hooks.json:1:29: "a" appears twice`
+	_, ierr := installCodexHook("hooks.json", []byte(src), exactSelf+" hook codex", exactSelf)
+	_, _, uerr := uninstallCodexHook("hooks.json", []byte(src), exactSelf)
+	for _, err := range []error{ierr, uerr} {
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: error %v, want %s", src, err, want)
+		}
+	}
+}

@@ -13,7 +13,8 @@ import (
 // their symlinks, and one that leads through a link out of a writable
 // tree (this run's, or one an earlier run could write: see
 // writableHistory) is dropped with a warning; the control files of every
-// repository a run could write into are protected. What was read on the
+// repository a run could write into are protected, and so is where the
+// links of every path fence always protects lead. What was read on the
 // way is returned for the plan's own walks and after-run checks.
 func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, opts policy.Options, stderr io.Writer) (*sandbox.Disk, error) {
 	disk, err := resolveLinks(pol, opts, stderr)
@@ -28,6 +29,7 @@ func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, opts policy.Options
 	pol.ProtectGitNamed(found.UserNamed)
 	pol.ProtectUnlisted(found.Unlisted)
 	pol.ProtectNewGit(found.NewGit)
+	pol.ProtectLinked(sandbox.LinkedProtections(pol))
 	return disk, nil
 }
 

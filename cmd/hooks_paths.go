@@ -16,10 +16,6 @@ import (
 // edits must not be led elsewhere by a link another user puts on the
 // way.
 
-// errHookBinary is the start of the refusal of a binary others can
-// replace.
-var errHookBinary = errors.New("refusing to write a hook that runs this fence binary")
-
 // checkHookBinary refuses exe, the fence binary a hook entry names by
 // absolute path, when someone other than root and the user (euid) could
 // put another program there: the file, or a directory above it, is owned
@@ -39,7 +35,7 @@ func checkHookBinary(exe string) error {
 			return fmt.Errorf("check the fence binary %s: %w", exe, err)
 		}
 		if why != "" {
-			return fmt.Errorf("%w, %s: %s, so another user or a sandboxed command could put a program of theirs there, which the agent would run on the host as fence's hook; install fence where only you or root can write (such as ~/.local/bin or /usr/local/bin) and run that copy's hooks install", errHookBinary, exe, why)
+			return fmt.Errorf("refusing to write a hook that runs %s: %s, so another user or a sandboxed command could put a program of theirs there, which the agent would run on the host as fence's hook; install fence where only you or root can write (such as ~/.local/bin or /usr/local/bin) and run that copy's hooks install", exe, why)
 		}
 	}
 	return nil

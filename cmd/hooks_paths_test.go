@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,7 +33,7 @@ func TestHookBinaryReplaceable(t *testing.T) {
 		d := mkdirMode(t, filepath.Join(dir, c.dir), c.mode)
 		for _, exe := range []string{filepath.Join(d, "fence"), filepath.Join(d, "sub", "bin", "fence")} {
 			err := checkHookBinary(exe)
-			if err == nil || !errors.Is(err, errHookBinary) || !strings.Contains(err.Error(), d+" "+c.why+", so") {
+			if err == nil || !strings.Contains(err.Error(), "refusing to write a hook that runs "+exe+": "+d+" "+c.why+", so") {
 				t.Errorf("%s: %v, want it refused as %s %s", exe, err, d, c.why)
 			}
 		}
@@ -73,7 +72,7 @@ func TestHooksInstallTempBinary(t *testing.T) {
 	t.Cleanup(func() { testOnlyFenceExe = "" })
 	for _, action := range []string{"print", "install"} {
 		code, out, stderr := fenceOut(t, "hooks", action, "--claude")
-		if code != 125 || out != "" || !strings.Contains(stderr, "refusing to write a hook that runs this fence binary, "+testOnlyFenceExe) ||
+		if code != 125 || out != "" || !strings.Contains(stderr, "refusing to write a hook that runs "+testOnlyFenceExe+": ") ||
 			!strings.Contains(stderr, "~/.local/bin or /usr/local/bin") {
 			t.Errorf("%s: exit %d\n%s%s", action, code, out, stderr)
 		}

@@ -46,8 +46,17 @@ func Doctor() []Finding {
 	}
 	out = append(out, f, Finding{Name: "seccomp", OK: seccompAvailable(), Detail: "filter mode with TSYNC"})
 	limits, ok := userNSLimits()
-	out = append(out, Finding{Name: "user namespaces", OK: ok, Detail: limits}, limitsFinding(), tmpfsFinding(), socketsFinding(abi))
+	out = append(out, Finding{Name: "user namespaces", OK: ok, Detail: limits}, limitsFinding(), tmpfsFinding(), socketsFinding(abi), wslFinding())
 	return append(out, probe())
+}
+
+// wslFinding says whether the kernel is WSL's, which decides what
+// filesystem.wslInterop does here.
+func wslFinding() Finding {
+	if sandbox.IsWSL() {
+		return Finding{Name: "wsl", OK: true, Detail: "WSL (the kernel's release says so): " + policy.WSLInit + ", the interop binary, is executable unless filesystem.wslInterop is false"}
+	}
+	return Finding{Name: "wsl", OK: true, Detail: "not WSL: filesystem.wslInterop makes nothing executable here"}
 }
 
 // limitsFinding says how the limits section is enforced here: resource

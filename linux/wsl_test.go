@@ -55,6 +55,13 @@ func TestWSLInterop(t *testing.T) {
 			check(t, r, 0, `(?s)"allowExecute": \[\s*\{\s*"value": "/init",\s*"rule": "filesystem\.wslInterop"`, "")
 			check(t, w.onFakeWSL(t, fence, "-s", off, "check", "exec", "/init"), 1, `^denied exec /init: filesystem\.defaultDenyRead`, "")
 
+			// fence doctor says what it found (its sandbox probe cannot
+			// start there, see onFakeWSL).
+			r = w.onFakeWSL(t, fence, "doctor")
+			if !regexpMatch(`(?m)^wsl +ok +WSL \(the kernel's release says so\): /init, the interop binary, is executable unless filesystem\.wslInterop is false$`, r.stdout) {
+				t.Errorf("fence doctor on WSL:\n%s", r.stdout)
+			}
+
 			// The same on this kernel, not WSL's.
 			check(t, w.fence(t, "", nil, "check", "exec", "/init"), 1, `^denied exec /init: filesystem\.defaultDenyRead`, "")
 			r = w.runIn(t, w.ws, nil, fence, "-s", on, "-c", "echo ran")

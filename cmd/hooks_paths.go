@@ -19,7 +19,7 @@ import (
 // checkHookBinary refuses exe, the fence binary a hook entry names by
 // absolute path, when someone other than root and the user (euid) could
 // put another program there: the file, or a directory above it, is owned
-// by another user or writable by its group or by others (a sticky one,
+// by another user or writable by others (a sticky one,
 // such as /tmp, too: anyone may make the path once the binary is gone,
 // as go run's is when it exits). A link on the way is judged where it
 // leads as well.
@@ -58,8 +58,8 @@ func resolveExisting(p string) string {
 
 // replaceable says why someone other than owners could put another file
 // at p: p or a directory above it that exists is owned by someone else,
-// or (a link excepted, whose mode means nothing) writable by its group
-// or by others; "" when no one could. The nearest such is named.
+// or (a link excepted, whose mode means nothing) writable by others; ""
+// when no one could. The nearest such is named.
 func replaceable(p string, owners []uint32) (string, error) {
 	for ; ; p = filepath.Dir(p) {
 		fi, err := os.Lstat(p)
@@ -79,7 +79,7 @@ func replaceable(p string, owners []uint32) (string, error) {
 }
 
 // foreignOrOpen says how p (of info fi) is open to others: its owner is
-// not among owners, or its group or others may write it.
+// not among owners, or others may write it.
 func foreignOrOpen(p string, fi fs.FileInfo, owners []uint32) string {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
@@ -94,9 +94,11 @@ func foreignOrOpen(p string, fi fs.FileInfo, owners []uint32) string {
 		return p + " may be written by anyone (sticky: anyone may add an entry)"
 	case perm&0o002 != 0:
 		return p + " may be written by anyone"
-	case perm&0o020 != 0:
-		return p + " may be written by its group"
 	}
+	// A directory its group may write is let through: the group's members
+	// are trusted as its owner is (Homebrew's /usr/local/bin, group admin;
+	// Debian's /usr/local, group staff), and a sandboxed command writes
+	// only where its policy lets it, whatever the mode.
 	return ""
 }
 

@@ -26,7 +26,6 @@ func TestHookBinaryReplaceable(t *testing.T) {
 		dir, why string
 		mode     os.FileMode
 	}{
-		{"group", "may be written by its group", 0o775},
 		{"others", "may be written by anyone", 0o757},
 		{"sticky", "may be written by anyone (sticky: anyone may add an entry)", os.ModeSticky | 0o777},
 	} {
@@ -173,5 +172,24 @@ func TestHooksRootLinkedHome(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(theirs); len(entries) != 0 {
 		t.Errorf("install made %v in the user's directory", entries)
+	}
+}
+
+// TestHookBinaryGroupWritable: a directory its group may write is let
+// through (Homebrew's /usr/local/bin, Debian's staff /usr/local). It is
+// made below the package's directory, the temporary directory being
+// open to anyone.
+func TestHookBinaryGroupWritable(t *testing.T) {
+	here, err := os.Getwd()
+	must(t, err)
+	if err := checkHookBinary(filepath.Join(here, "fence")); err != nil {
+		t.Skipf("the package directory is open to others already: %v", err)
+	}
+	dir, err := os.MkdirTemp(here, "group-writable-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	must(t, os.Chmod(dir, 0o775))
+	if err := checkHookBinary(filepath.Join(dir, "fence")); err != nil {
+		t.Errorf("a group-writable directory: %v", err)
 	}
 }

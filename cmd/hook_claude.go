@@ -41,20 +41,25 @@ type claudeDecision struct {
 }
 
 // claudeFileTools are Claude Code's file tools, the access each needs,
-// the input field naming the path, and whether the path may be left out
-// (the event's cwd then).
+// the input field naming the path, whether the path may be left out
+// (the event's cwd then), and whether the tool reads the contents of
+// every file below it (see recursiveRefusal). Grep's glob and type
+// fields only narrow what it searches below its path, so they are not
+// read. NotebookRead is the notebook reader of older releases (its
+// notebook_path, as the tool's own description gives it).
 var claudeFileTools = map[string]struct {
-	access, field string
-	optional      bool
+	access, field       string
+	optional, recursive bool
 }{
-	"Read":         {"read", "file_path", false},
-	"Glob":         {"read", "path", true},
-	"Grep":         {"read", "path", true},
-	"LS":           {"read", "path", true},
-	"Write":        {"write", "file_path", false},
-	"Edit":         {"write", "file_path", false},
-	"MultiEdit":    {"write", "file_path", false},
-	"NotebookEdit": {"write", "notebook_path", false},
+	"Read":         {"read", "file_path", false, false},
+	"NotebookRead": {"read", "notebook_path", false, false},
+	"Glob":         {"read", "path", true, false},
+	"Grep":         {"read", "path", true, true},
+	"LS":           {"read", "path", true, false},
+	"Write":        {"write", "file_path", false, false},
+	"Edit":         {"write", "file_path", false, false},
+	"MultiEdit":    {"write", "file_path", false, false},
+	"NotebookEdit": {"write", "notebook_path", false, false},
 }
 
 // claudeJudged reports whether fence judges calls of the tool.
@@ -156,7 +161,10 @@ func inputString(ev claudeEvent, field string, optional bool) (string, error) {
 	return s, nil
 }
 
-// claudeFile judges a file tool's path as `fence check` judges it.
+// claudeFile judges a file tool's path as `fence check` judges it, in
+// every spelling Claude Code may open for it (see agentSpellings); a
+// tool reading the files below its path is judged by what lies below
+// it too.
 func claudeFile(pol *policy.Policy, ev claudeEvent) (*claudeDecision, error) {
 	t := claudeFileTools[ev.ToolName]
 	path, err := inputString(ev, t.field, t.optional)
@@ -166,11 +174,24 @@ func claudeFile(pol *policy.Policy, ev claudeEvent) (*claudeDecision, error) {
 	if path == "" {
 		path = ev.Cwd
 	}
-	d, err := decide(pol, newResolver(ev.Cwd), query{Access: t.access, Path: path})
+	res := newResolver(ev.Cwd)
+	if t.recursive {
+		return denyReason(recursiveRefusal(pol, res, path))
+	}
+	d, err := judgeSpellings(pol, res, t.access, path)
 	if err != nil {
 		return nil, err
 	}
 	return denyUnless(d)
+}
+
+// denyReason denies a call for a reason, and leaves it to Claude Code
+// for none.
+func denyReason(reason string, err error) (*claudeDecision, error) {
+	if err != nil || reason == "" {
+		return nil, err
+	}
+	return &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: reason}, nil
 }
 
 // claudeFetch judges a WebFetch URL as `fence check url` does.

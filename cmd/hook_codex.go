@@ -244,8 +244,9 @@ func (o *hookOptions) codexRewrite(self, cwd string, in map[string]json.RawMessa
 
 // codexPatch judges every file an apply_patch call adds, updates,
 // deletes or moves (source and destination) as a write, as `fence check
-// write` does; the first refused one denies the patch. A patch fence
-// cannot read is refused.
+// write` does, in every spelling Codex may open for it ("~/" is the
+// home directory: see agentSpellings); the first refused one denies the
+// patch. A patch fence cannot read is refused.
 func codexPatch(pol *policy.Policy, ev claudeEvent) (*claudeDecision, error) {
 	patch, err := inputString(ev, "command", false)
 	if err != nil {
@@ -255,13 +256,11 @@ func codexPatch(pol *policy.Policy, ev claudeEvent) (*claudeDecision, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apply_patch input that fence cannot read as a patch (%v), so the call is refused", err)
 	}
+	res := newResolver(ev.Cwd)
 	for _, p := range paths {
-		d, err := decide(pol, newResolver(ev.Cwd), query{Access: "write", Path: p})
-		if err != nil {
-			return nil, err
-		}
-		if reason := refusal(d); reason != "" {
-			return &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: reason}, nil
+		reason, err := pathRefusal(pol, res, "write", p)
+		if reason != "" || err != nil {
+			return denyReason(reason, err)
 		}
 	}
 	return nil, nil
@@ -281,12 +280,9 @@ func shellPatchRefusal(pol *policy.Policy, cwd, command string) (string, error) 
 			continue
 		}
 		for _, p := range paths {
-			d, err := decide(pol, newResolver(cwd), query{Access: "write", Path: p})
-			if err != nil {
-				return "", err
-			}
-			if reason := refusal(d); reason != "" {
-				return reason, nil
+			reason, err := pathRefusal(pol, newResolver(cwd), "write", p)
+			if reason != "" || err != nil {
+				return reason, err
 			}
 		}
 	}

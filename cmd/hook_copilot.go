@@ -66,18 +66,19 @@ type copilotEvent struct {
 
 // copilotFileTools are Copilot's file tools (the reference page's "Tool
 // names for hook matching" and its table of Claude Code equivalents):
-// the access each needs, the argument naming the path, and whether it
-// may be left out (the event's cwd then).
+// the access each needs, the argument naming the path, whether it may
+// be left out (the event's cwd then), and whether the tool reads the
+// contents of every file below it (see recursiveRefusal).
 var copilotFileTools = map[string]struct {
-	access, field string
-	optional      bool
+	access, field       string
+	optional, recursive bool
 }{
-	"view":   {"read", "path", false},
-	"glob":   {"read", "path", true},
-	"grep":   {"read", "path", true},
-	"rg":     {"read", "path", true},
-	"create": {"write", "path", false},
-	"edit":   {"write", "path", false},
+	"view":   {"read", "path", false, false},
+	"glob":   {"read", "path", true, false},
+	"grep":   {"read", "path", true, true},
+	"rg":     {"read", "path", true, true},
+	"create": {"write", "path", false, false},
+	"edit":   {"write", "path", false, false},
 }
 
 // copilotJudged reports whether fence judges calls of the tool.
@@ -279,23 +280,34 @@ func copilotFile(pol *policy.Policy, ev copilotEvent, args map[string]json.RawMe
 	if path == "" {
 		path = ev.cwd
 	}
+	if t.recursive {
+		reason, err := recursiveRefusal(pol, newResolver(ev.cwd), path)
+		return copilotDenyFor(reason), err
+	}
 	return copilotJudge(pol, ev.cwd, t.access, []string{path})
 }
 
 // copilotJudge denies the call for the first path the policy refuses
-// the access to.
+// the access to, in any spelling Copilot may open for it (see
+// agentSpellings: whether Copilot takes "~/" for the home directory or
+// trims a path is not documented, so fence assumes it may).
 func copilotJudge(pol *policy.Policy, dir, access string, paths []string) (*copilotAnswer, error) {
 	res := newResolver(dir)
 	for _, p := range paths {
-		d, err := decide(pol, res, query{Access: access, Path: p})
-		if err != nil {
-			return nil, err
-		}
-		if ans := copilotDenyUnless(d); ans != nil {
-			return ans, nil
+		reason, err := pathRefusal(pol, res, access, p)
+		if reason != "" || err != nil {
+			return copilotDenyFor(reason), err
 		}
 	}
 	return nil, nil
+}
+
+// copilotDenyFor is the answer denying a call for reason, nil for none.
+func copilotDenyFor(reason string) *copilotAnswer {
+	if reason == "" {
+		return nil
+	}
+	return &copilotAnswer{PermissionDecision: "deny", PermissionDecisionReason: reason}
 }
 
 // copilotDenyUnless denies a call the decision refuses, naming the rule

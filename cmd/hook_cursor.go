@@ -122,8 +122,10 @@ func cursorDir(ev cursorEvent) (string, error) {
 }
 
 // cursorRead judges the file a beforeReadFile event reads, and every
-// file attached to it, as `fence check read` does; the first refused
-// one denies the read.
+// file attached to it, as `fence check read` does, in every spelling
+// Cursor may open for it (see agentSpellings: Cursor's documentation
+// does not say how it reads a path, so fence assumes the way Claude
+// Code does); the first refused one denies the read.
 func cursorRead(pol *policy.Policy, dir string, ev cursorEvent) (string, error) {
 	if ev.FilePath == nil || *ev.FilePath == "" {
 		return "", errors.New("beforeReadFile event without a file_path, so the read is refused")
@@ -136,13 +138,10 @@ func cursorRead(pol *policy.Policy, dir string, ev cursorEvent) (string, error) 
 			}
 		}
 	}
+	res := newResolver(dir)
 	for _, p := range paths {
-		d, err := decide(pol, newResolver(dir), query{Access: "read", Path: p})
-		if err != nil {
-			return "", err
-		}
-		if reason := refusal(d); reason != "" {
-			return reason, nil
+		if reason, err := pathRefusal(pol, res, "read", p); reason != "" || err != nil {
+			return reason, err
 		}
 	}
 	return "", nil

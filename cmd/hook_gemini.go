@@ -42,13 +42,18 @@ type geminiSpecific struct {
 
 // geminiFileTool is a Gemini CLI file tool: the access it needs, the
 // input fields that may name its path (every spelling a release used),
-// whether the path may be left out (the event's cwd then), and the
-// fields holding globs whose fixed leading directories it also reaches.
+// whether the path may be left out (the event's cwd then), the fields
+// holding globs whose fixed leading directories it also reaches, and
+// whether it reads the contents of every file below its paths (see
+// recursiveRefusal). A search's include glob is not taken to narrow
+// what it reads: Gemini's search backends (git grep, grep --include,
+// ripgrep) each match it in their own way.
 type geminiFileTool struct {
-	access   string
-	fields   []string
-	optional bool
-	globs    []string
+	access    string
+	fields    []string
+	optional  bool
+	globs     []string
+	recursive bool
 }
 
 // geminiFileTools are the file tools fence judges, by the names Gemini
@@ -60,8 +65,8 @@ var geminiFileTools = map[string]geminiFileTool{
 	"replace":             {access: "write", fields: []string{"file_path", "absolute_path", "path"}},
 	"list_directory":      {access: "read", fields: []string{"dir_path", "path", "absolute_path"}},
 	"glob":                {access: "read", fields: []string{"dir_path", "path"}, optional: true, globs: []string{"pattern"}},
-	"grep_search":         {access: "read", fields: []string{"dir_path", "path"}, optional: true, globs: []string{"include_pattern", "include"}},
-	"search_file_content": {access: "read", fields: []string{"dir_path", "path"}, optional: true, globs: []string{"include_pattern", "include"}},
+	"grep_search":         {access: "read", fields: []string{"dir_path", "path"}, optional: true, globs: []string{"include_pattern", "include"}, recursive: true},
+	"search_file_content": {access: "read", fields: []string{"dir_path", "path"}, optional: true, globs: []string{"include_pattern", "include"}, recursive: true},
 }
 
 // geminiShellTool and the rest name the other tools fence judges.
@@ -239,7 +244,11 @@ func geminiFile(pol *policy.Policy, ev claudeEvent) (*geminiAnswer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return geminiJudgePaths(pol, ev.Cwd, t.access, paths)
+	ans, err := geminiJudgePaths(pol, ev.Cwd, t.access, paths)
+	if ans != nil || err != nil || !t.recursive {
+		return ans, err
+	}
+	return geminiJudgeTrees(pol, ev.Cwd, paths)
 }
 
 // geminiPaths are the paths a file tool's call names: each field that
@@ -269,7 +278,7 @@ func geminiPaths(ev claudeEvent, t geminiFileTool) ([]string, error) {
 			return nil, err
 		}
 		if g != "" {
-			paths = append(paths, absFrom(base, globRoot(g)))
+			paths = append(paths, globRoots(base, g)...)
 		}
 	}
 	return paths, nil
@@ -277,7 +286,12 @@ func geminiPaths(ev claudeEvent, t geminiFileTool) ([]string, error) {
 
 // geminiReadMany judges the paths and globs of a read_many_files call
 // (include, or paths in older releases) by their fixed leading
-// directories, from the cwd.
+// directories, from the cwd, and by the denyRead rules below those (it
+// reads every file its globs match there). Gemini runs each glob in
+// every workspace directory; the event names only the cwd (the hooks
+// reference's base input has no workspace list), so a directory added
+// with --include-directories is not judged here: the shell, which runs
+// under fence, is where such a policy holds.
 func geminiReadMany(pol *policy.Policy, ev claudeEvent) (*geminiAnswer, error) {
 	var paths []string
 	for _, field := range []string{"include", "paths"} {
@@ -290,29 +304,61 @@ func geminiReadMany(pol *policy.Policy, ev claudeEvent) (*geminiAnswer, error) {
 			return nil, fmt.Errorf("%s event whose tool_input.%s is not a list of strings, so the call is refused", ev.ToolName, field)
 		}
 		for _, g := range list {
-			paths = append(paths, absFrom(ev.Cwd, globRoot(g)))
+			paths = append(paths, globRoots(ev.Cwd, g)...)
 		}
 	}
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("%s event without a path in tool_input.include, so the call is refused", ev.ToolName)
 	}
-	return geminiJudgePaths(pol, ev.Cwd, "read", paths)
+	return geminiJudgeTrees(pol, ev.Cwd, paths)
 }
 
-// geminiJudgePaths denies a call when `fence check` refuses any of its
-// paths, naming the first refused one.
-func geminiJudgePaths(pol *policy.Policy, cwd, access string, paths []string) (*geminiAnswer, error) {
+// geminiJudgeTrees denies a call reading the files below its paths when
+// any of them, or a denyRead rule below it, is refused (see
+// recursiveRefusal), naming the first.
+func geminiJudgeTrees(pol *policy.Policy, cwd string, paths []string) (*geminiAnswer, error) {
 	res := newResolver(cwd)
 	for _, p := range paths {
-		d, err := decide(pol, res, query{Access: access, Path: p})
-		if err != nil {
-			return nil, err
-		}
-		if reason := refusal(d); reason != "" {
-			return geminiDeny(reason), nil
+		if reason, err := recursiveRefusal(pol, res, p); reason != "" || err != nil {
+			return geminiDenyFor(reason), err
 		}
 	}
 	return nil, nil
+}
+
+// geminiDenyFor is the answer denying a call for reason, nil for none.
+func geminiDenyFor(reason string) *geminiAnswer {
+	if reason == "" {
+		return nil
+	}
+	return geminiDeny(reason)
+}
+
+// geminiJudgePaths denies a call when `fence check` refuses any of its
+// paths in any spelling Gemini may open for it (see agentSpellings:
+// Gemini's tools reference does not say how a path is read, so fence
+// assumes the way Claude Code does), naming the first refused one.
+func geminiJudgePaths(pol *policy.Policy, cwd, access string, paths []string) (*geminiAnswer, error) {
+	res := newResolver(cwd)
+	for _, p := range paths {
+		if reason, err := pathRefusal(pol, res, access, p); reason != "" || err != nil {
+			return geminiDenyFor(reason), err
+		}
+	}
+	return nil, nil
+}
+
+// globRoots are the directories a glob reaches below, from dir: its
+// fixed part from dir, and the fixed part as written when that starts
+// with "~", which judging takes for the home directory too (see
+// agentSpellings).
+func globRoots(dir, glob string) []string {
+	root := globRoot(glob)
+	roots := []string{absFrom(dir, root)}
+	if strings.HasPrefix(strings.TrimFunc(root, jsSpace), "~") {
+		roots = append(roots, root)
+	}
+	return roots
 }
 
 // globRoot is the fixed part of a glob: its leading path elements up to

@@ -162,6 +162,11 @@ func TestPromptURLs(t *testing.T) {
 		{"https://github.com/o/r/blob/main/f.go", []string{"https://github.com/", "https://raw.githubusercontent.com/"}},
 		{"https://a.example.com/?u=https://b.example.com", []string{"https://a.example.com/", "https://b.example.com/"}},
 		{"no url, only https: and https://", []string{"", ""}},
+		{"https://evil.test\u00a0@a.example.com/", []string{"https://evil.test/"}},
+		{"https://evil.test\u3000@a.example.com/ https://evil.test\u2028@a.example.com/ https://evil.test\ufeff@a.example.com/", []string{"https://evil.test/", "https://evil.test/", "https://evil.test/"}},
+		{"https://evil.test\u2003@a.example.com/ https://evil.test\u205f@a.example.com/ https://evil.test\u1680@a.example.com/", []string{"https://evil.test/", "https://evil.test/", "https://evil.test/"}},
+		{"https://evil.test\u200b@a.example.com/ https://a.example.com\u00e9/", []string{"!", "!"}},
+		{"https://a.example.com/caf\u00e9\u00a0https://b.example.com/", []string{"https://a.example.com/", "https://b.example.com/"}},
 	} {
 		var got []string
 		for _, u := range promptURLs(c.prompt) {

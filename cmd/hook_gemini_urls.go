@@ -10,10 +10,12 @@ import (
 // release takes each whitespace-separated word a URL parser (WHATWG, as
 // browsers) reads as http or https, an older one every run of
 // non-spaces after "http://" or "https://". fence takes more than either:
-// every "http:" or "https:", in any case, up to the next ASCII space or
-// control character, and it reads the host as a WHATWG parser would. A
-// URL whose host it cannot read that way (non-ASCII, percent-escapes) is
-// refused rather than guessed at.
+// every "http:" or "https:", in any case, up to the next ASCII control
+// character or JavaScript whitespace (what Gemini splits on: U+00A0,
+// U+3000, U+2028, U+FEFF and the like too), and it reads the host as a
+// WHATWG parser would. A URL whose host it cannot read that way (any
+// non-ASCII character before its path, percent-escapes) is refused
+// rather than guessed at.
 
 // promptURLs are the URLs a web_fetch prompt may hold, and for a GitHub
 // file page the raw.githubusercontent.com address web_fetch fetches
@@ -25,11 +27,7 @@ func promptURLs(prompt string) []string {
 		if !strings.HasPrefix(lower[i:], "http:") && !strings.HasPrefix(lower[i:], "https:") {
 			continue
 		}
-		end := i
-		for end < len(prompt) && prompt[end] > ' ' && prompt[end] != 0x7f {
-			end++
-		}
-		u := prompt[i:end]
+		u := prompt[i:urlEnd(prompt, i)]
 		urls = append(urls, u)
 		if strings.Contains(u, "github.com") && strings.Contains(u, "/blob/") {
 			raw := strings.Replace(strings.Replace(u, "github.com", "raw.githubusercontent.com", 1), "/blob/", "/", 1)
@@ -37,6 +35,19 @@ func promptURLs(prompt string) []string {
 		}
 	}
 	return urls
+}
+
+// urlEnd is where the URL starting at i in prompt ends: at the first
+// ASCII control character or rune JavaScript's /\s/ takes for a space
+// (Gemini splits the prompt on those, U+00A0, U+3000 and U+FEFF among
+// them), or at the end.
+func urlEnd(prompt string, i int) int {
+	for j, r := range prompt[i:] {
+		if r < ' ' || r == 0x7f || jsSpace(r) {
+			return i + j
+		}
+	}
+	return len(prompt)
 }
 
 // asciiLower lowercases the ASCII letters of s, keeping its length.
@@ -63,6 +74,11 @@ func fetchTarget(raw string) (string, error) {
 	authority := rest
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
 		authority = rest[:i]
+	}
+	if i := strings.IndexFunc(authority, func(r rune) bool { return r >= 0x80 }); i >= 0 {
+		// Parsers disagree on where such a rune ends the URL or its
+		// userinfo: fence does not guess which host is reached.
+		return "", fmt.Errorf("cannot tell which host %q reaches (a non-ASCII character before its path), so the fetch is refused", raw)
 	}
 	// Prose puts a URL in brackets or ends a sentence with it: what
 	// trails the host is no part of a host any resolver finds.

@@ -18,13 +18,14 @@ import (
 // hookPolicy is the policy of the hook tests' workspace.
 const hookPolicy = `{
   "command": {"deny": ["git push"]},
-  "filesystem": {"denyRead": ["secret/**"], "allowWrite": ["."]},
+  "filesystem": {"denyRead": ["secret/**", "donn\u00e9es/**", "~/.ssh/**"], "allowWrite": ["."]},
   "network": {"allowedDomains": ["*.example.com"]}
 }
 `
 
 // hookWorkspace makes the workspace the hook tests' events name: a
-// policy, a secret, a link to it and a source file.
+// policy, a secret, a link to it, a source file and a secret whose
+// directory's name holds a composed letter (é, U+00E9).
 func hookWorkspace(t testing.TB) string {
 	must := func(_ testing.TB, err error) { mustTB(t, err) }
 	dir, err := filepath.EvalSymlinks(t.TempDir())
@@ -33,10 +34,13 @@ func hookWorkspace(t testing.TB) string {
 	must(t, os.MkdirAll(dir+"/src", 0o755))
 	must(t, os.WriteFile(dir+"/secret/key.pem", nil, 0o600))
 	must(t, os.WriteFile(dir+"/src/main.go", nil, 0o644))
+	must(t, os.MkdirAll(dir+"/donn\u00e9es", 0o755)) // a denied name with a composed letter
+	must(t, os.WriteFile(dir+"/donn\u00e9es/k.txt", nil, 0o600))
 	must(t, os.Symlink("secret/key.pem", dir+"/innocent"))
 	must(t, os.WriteFile(dir+"/fence.jsonc", []byte(hookPolicy), 0o644))
 	home := dir + "/home"
-	must(t, os.MkdirAll(home, 0o755))
+	must(t, os.MkdirAll(home+"/.ssh", 0o700))
+	must(t, os.WriteFile(home+"/.ssh/id_rsa", nil, 0o600))
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", "")
 	return dir

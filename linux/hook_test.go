@@ -54,15 +54,52 @@ func fakeClaude(t *testing.T, w *world, tool string, input map[string]any) strin
 		res := w.runIn(t, w.ws, nil, "sh", "-c", input["command"].(string))
 		return res.stdout
 	case "Read":
-		b, err := os.ReadFile(input["file_path"].(string))
+		b, err := os.ReadFile(claudePath(w, input["file_path"].(string)))
 		must(t, err)
 		return string(b)
 	case "Write":
-		must(t, os.WriteFile(input["file_path"].(string), []byte(input["content"].(string)), 0o644))
+		must(t, os.WriteFile(claudePath(w, input["file_path"].(string)), []byte(input["content"].(string)), 0o644))
 		return "written"
+	case "Grep":
+		root, _ := input["path"].(string)
+		return grepTree(t, claudePath(w, root), input["pattern"].(string))
 	}
 	t.Fatalf("the fake agent has no tool %s", tool)
 	return ""
+}
+
+// claudePath is the path Claude Code's file tools open for p: trimmed,
+// "~" and "~/" taken as the home directory, relative to the cwd.
+func claudePath(w *world, p string) string {
+	p = strings.TrimSpace(p)
+	switch {
+	case p == "~":
+		return w.home
+	case strings.HasPrefix(p, "~/"):
+		return filepath.Join(w.home, p[2:])
+	case filepath.IsAbs(p):
+		return p
+	}
+	return filepath.Join(w.ws, p)
+}
+
+// grepTree is what a content search below root prints: the lines of
+// every regular file there that hold pattern (root may be a file).
+func grepTree(t *testing.T, root, pattern string) string {
+	var out strings.Builder
+	must(t, filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || !fi.Mode().IsRegular() {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		for _, l := range strings.SplitAfter(string(b), "\n") {
+			if strings.Contains(l, pattern) {
+				out.WriteString(l)
+			}
+		}
+		return nil
+	}))
+	return out.String()
 }
 
 // TestHookClaudeFakeAgent: a Bash call the policy allows runs inside
@@ -71,7 +108,7 @@ func fakeClaude(t *testing.T, w *world, tool string, input map[string]any) strin
 // refuses never happen, and allowed file calls do, as root and as an
 // unprivileged uid.
 func TestHookClaudeFakeAgent(t *testing.T) {
-	policy := `{"filesystem": {"allowWrite": ["."], "denyRead": ["secret.txt"]}, "command": {"deny": ["git push"]}}`
+	policy := `{"filesystem": {"allowWrite": ["."], "denyRead": ["secret.txt", "~/.ssh"]}, "command": {"deny": ["git push"]}}`
 	for _, u := range users(t) {
 		t.Run(u.name, func(t *testing.T) {
 			w := newWorld(t, u.uid, policy)
@@ -95,12 +132,19 @@ func TestHookClaudeFakeAgent(t *testing.T) {
 				{"Write", map[string]any{"file_path": w.ws + "/.bashrc", "content": "evil\n"}, "denied"},
 				{"Write", map[string]any{"file_path": w.outside + "/data.txt", "content": "evil\n"}, "denied"},
 				{"Write", map[string]any{"file_path": w.ws + "/new.txt", "content": "new\n"}, "written"},
+				// Claude Code trims a path and takes "~/" for the home directory.
+				{"Read", map[string]any{"file_path": "~/.ssh/id_rsa"}, "denied"},
+				{"Read", map[string]any{"file_path": " " + w.ws + "/secret.txt"}, "denied"},
+				{"Write", map[string]any{"file_path": "~/.bashrc", "content": "evil\n"}, "denied"},
+				// A content search reads every file below its path.
+				{"Grep", map[string]any{"pattern": "TOPSECRET", "output_mode": "content"}, "denied"},
+				{"Grep", map[string]any{"pattern": "readme", "path": "README"}, "readme\n"},
 			} {
 				if got := fakeClaude(t, w, c.tool, c.input); got != c.want {
-					t.Errorf("%s %v: %q, want %q", c.tool, c.input["file_path"], got, c.want)
+					t.Errorf("%s %v: %q, want %q", c.tool, c.input, got, c.want)
 				}
 			}
-			for name, want := range map[string]string{"ws/pushed": "", "ws/.bashrc": "# ws rc\n", "outside/data.txt": "OUTSIDE\n", "ws/new.txt": "new\n"} {
+			for name, want := range map[string]string{"ws/pushed": "", "ws/.bashrc": "# ws rc\n", "outside/data.txt": "OUTSIDE\n", "ws/new.txt": "new\n", "home/.bashrc": "# rc\n"} {
 				b, err := os.ReadFile(filepath.Join(w.base, name))
 				if want == "" && err == nil || want != "" && string(b) != want {
 					t.Errorf("%s = %q, %v; want %s", name, b, err, fmt.Sprintf("%q", want))
@@ -115,7 +159,7 @@ func TestHookClaudeFakeAgent(t *testing.T) {
 // runs as a fence nested in the agent's (it still cannot read the denied
 // file), not unsandboxed and not refused.
 func TestHookClaudeInsideFence(t *testing.T) {
-	policy := `{"filesystem": {"allowWrite": ["."], "denyRead": ["secret.txt"]}, "command": {"deny": ["git push"]}}`
+	policy := `{"filesystem": {"allowWrite": ["."], "denyRead": ["secret.txt", "~/.ssh"]}, "command": {"deny": ["git push"]}}`
 	for _, u := range users(t) {
 		t.Run(u.name, func(t *testing.T) {
 			w := newWorld(t, u.uid, policy)

@@ -49,7 +49,7 @@ func fakeCodex(t *testing.T, w *world, tool string, input map[string]any) string
 	case "Bash":
 		return codexRunShell(t, w, input)
 	case "apply_patch":
-		codexApply(t, w.ws, input["command"].(string))
+		codexApply(t, w.ws, w.home, input["command"].(string))
 		return "applied"
 	}
 	t.Fatalf("the fake agent has no tool %s", tool)
@@ -76,13 +76,17 @@ func codexRunShell(t *testing.T, w *world, input map[string]any) string {
 }
 
 // codexApply applies the part of the patch format these tests use: added
-// files, deleted files and moves.
-func codexApply(t *testing.T, dir, patch string) {
+// files, deleted files and moves. A path is taken as Codex takes it:
+// "~/" is the home directory, a relative one is from dir.
+func codexApply(t *testing.T, dir, home, patch string) {
 	t.Helper()
 	lines := strings.Split(patch, "\n")
 	abs := func(p string) string {
-		if filepath.IsAbs(p) {
+		switch {
+		case filepath.IsAbs(p):
 			return p
+		case strings.HasPrefix(p, "~/"):
+			return filepath.Join(home, strings.TrimLeft(p[2:], "/"))
 		}
 		return filepath.Join(dir, p)
 	}
@@ -146,13 +150,16 @@ func TestHookCodexFakeAgent(t *testing.T) {
 				{"apply_patch", map[string]any{"command": "*** Begin Patch\n*** Update File: README\n*** Move to: " + w.outside + "/moved\n@@\n readme\n*** End Patch"}, "denied"},
 				{"apply_patch", map[string]any{"command": "*** Begin Patch\n*** Delete File: .bashrc\n*** End Patch"}, "denied"},
 				{"apply_patch", map[string]any{"command": "*** Begin Patch\n*** Add File: new3.txt\n+x\n"}, "denied"},
+				// Codex takes "~/" in a patch for the home directory.
+				{"apply_patch", map[string]any{"command": "*** Begin Patch\n*** Add File: ~/.bashrc\n+evil\n*** End Patch"}, "denied"},
+				{"apply_patch", map[string]any{"command": "*** Begin Patch\n*** Add File: ~/notes.txt\n+evil\n*** End Patch"}, "denied"},
 			} {
 				if got := fakeCodex(t, w, c.tool, c.input); got != c.want {
 					t.Errorf("%s %v: %q, want %q", c.tool, c.input["command"], got, c.want)
 				}
 			}
 			for name, want := range map[string]string{"ws/pushed": "", "ws/widened": "", "ws/new.txt": "new\n", "ws/new2.txt": "", "ws/new3.txt": "",
-				"outside/data.txt": "OUTSIDE\n", "outside/moved": "", "outside/heredoc.txt": "", "ws/README": "readme\n", "ws/.bashrc": "# ws rc\n"} {
+				"outside/data.txt": "OUTSIDE\n", "outside/moved": "", "outside/heredoc.txt": "", "ws/README": "readme\n", "ws/.bashrc": "# ws rc\n", "home/.bashrc": "# rc\n", "home/notes.txt": ""} {
 				b, err := os.ReadFile(filepath.Join(w.base, name))
 				if want == "" && err == nil || want != "" && string(b) != want {
 					t.Errorf("%s = %q, %v; want %s", name, b, err, fmt.Sprintf("%q", want))

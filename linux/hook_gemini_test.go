@@ -129,12 +129,16 @@ func TestHookGeminiFakeAgent(t *testing.T) {
 				{"read_file", map[string]any{"file_path": w.ws + "/README"}, "readme\n"},
 				{"read_many_files", map[string]any{"include": []string{"README", "secret.txt"}}, "denied"},
 				{"read_many_files", map[string]any{"include": []string{"README", "sub/*"}}, "read"},
+				// A glob from the cwd reads the denied file below it.
+				{"read_many_files", map[string]any{"include": []string{"*.txt"}}, "denied"},
 				{"write_file", map[string]any{"file_path": w.ws + "/.bashrc", "content": "evil\n"}, "denied"},
 				{"write_file", map[string]any{"file_path": w.outside + "/data.txt", "content": "evil\n"}, "denied"},
 				{"replace", map[string]any{"file_path": w.outside + "/data.txt", "old_string": "OUTSIDE", "new_string": "evil"}, "denied"},
 				{"write_file", map[string]any{"file_path": w.ws + "/new.txt", "content": "new\n"}, "written"},
 				{"web_fetch", map[string]any{"prompt": "Summarize https://example.com/a and https://evil.test/b"}, "denied"},
 				{"web_fetch", map[string]any{"prompt": "Summarize https://example.com/a"}, "fetched"},
+				// Gemini splits its prompt at U+00A0 too: it fetches evil.test.
+				{"web_fetch", map[string]any{"prompt": "Summarize https://evil.test\u00a0@example.com/"}, "denied"},
 			} {
 				if got := fakeGemini(t, w, c.tool, c.input); got != c.want {
 					t.Errorf("%s %v: %q, want %q", c.tool, c.input, got, c.want)

@@ -239,8 +239,9 @@ func moreSpecific(allow, deny []string) bool {
 // the command's name (any directory is ignored; "mkfs.*" globs). After
 // it, a word must come next among the arguments, skipping options placed
 // before it and their values (`git -C dir push` is `git push`); an
-// option in a rule (--privileged) or a token ending in "=" (if=) only
-// needs to appear somewhere after the command's name.
+// option in a rule (--privileged, or a glob such as -[rR]* that must
+// match a whole argument) or a token ending in "=" (if=) only needs to
+// appear somewhere after the command's name.
 func (r *CommandRule) match(name string, args []string) bool {
 	if len(r.Tokens) == 0 || !r.tokenMatch(0, name) {
 		return false
@@ -249,7 +250,7 @@ func (r *CommandRule) match(name string, args []string) bool {
 	for i, t := range r.Tokens[1:] {
 		switch {
 		case strings.HasSuffix(t, "=") || strings.HasPrefix(t, "-"):
-			if !present(t, args) {
+			if !r.present(i+1, args) {
 				return false
 			}
 		default:
@@ -263,10 +264,16 @@ func (r *CommandRule) match(name string, args []string) bool {
 	return true
 }
 
-// present reports whether t appears among args: "if=" as a prefix,
-// "--opt" itself or as "--opt=value".
-func present(t string, args []string) bool {
+// present reports whether token k appears among args: "if=" as a
+// prefix, "--opt" itself or as "--opt=value", and a glob ("-[rR]*", a
+// cluster of short options that starts with r) as a whole argument it
+// matches.
+func (r *CommandRule) present(k int, args []string) bool {
+	t := r.Tokens[k]
 	for _, a := range args {
+		if r.glob[k] && r.tokenMatch(k, a) {
+			return true
+		}
 		if strings.HasSuffix(t, "=") && strings.HasPrefix(a, t) || a == t || strings.HasPrefix(a, t+"=") {
 			return true
 		}

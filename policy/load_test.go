@@ -178,7 +178,7 @@ func TestLoadExtendsErrors(t *testing.T) {
 		{
 			name:  "unknown template",
 			files: map[string]string{"work/fence.jsonc": `{"extends": "coed"}`},
-			want:  `R/work/fence.jsonc:1:13: extends: unknown template "coed": want one of ci, claude-code, code, code-relaxed, code-strict, codex, default-deny, read-only, workspace-write (a file path must contain "/" or start with ".")`,
+			want:  `R/work/fence.jsonc:1:13: extends: unknown template "coed": want one of ci, claude-code, code, code-relaxed, code-strict, codex, default-deny, disable-telemetry, git-readonly, local-dev-server, read-only, workspace-write (a file path must contain "/" or start with ".")`,
 		},
 		{
 			name:  "missing file",

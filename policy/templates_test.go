@@ -6,7 +6,7 @@ import (
 )
 
 func TestTemplatesLoad(t *testing.T) {
-	want := []string{"ci", "claude-code", "code", "code-relaxed", "code-strict", "codex", "default-deny", "read-only", "workspace-write"}
+	want := []string{"ci", "claude-code", "code", "code-relaxed", "code-strict", "codex", "default-deny", "disable-telemetry", "git-readonly", "local-dev-server", "read-only", "workspace-write"}
 	if got := TemplateNames(); !slices.Equal(got, want) {
 		t.Fatalf("TemplateNames() = %v, want %v", got, want)
 	}
@@ -76,6 +76,9 @@ func TestTemplateShapes(t *testing.T) {
 		{"default-deny", false, false, true, false},
 		{"claude-code", true, true, false, false},
 		{"codex", true, true, false, false},
+		{"git-readonly", true, true, false, false},
+		{"disable-telemetry", true, true, false, false},
+		{"local-dev-server", true, false, false, false},
 	}
 	for _, tt := range tests {
 		c := load(tt.name)

@@ -81,6 +81,20 @@ var copilotFileTools = map[string]struct {
 	"edit":   {"write", "path", false, false},
 }
 
+// copilotNeed is how much of the disk a call of the tool is judged by:
+// none for a shell command or a URL, the file tool's access, and all for
+// the tools that may write (str_replace_editor's command decides).
+func copilotNeed(tool string) diskNeed {
+	switch tool {
+	case "bash", "web_fetch":
+		return needNoDisk
+	}
+	if t, ok := copilotFileTools[tool]; ok {
+		return needFor(t.access)
+	}
+	return needAll
+}
+
 // copilotJudged reports whether fence judges calls of the tool.
 func copilotJudged(tool string) bool {
 	switch tool {
@@ -133,7 +147,7 @@ func (o *hookOptions) copilotDecide(raw []byte, rerr error) (*copilotAnswer, err
 	if ev.tool == "powershell" {
 		return nil, errors.New("fence judges bash commands, not PowerShell ones, so the powershell call is refused")
 	}
-	pol, err := o.loadIn(ev.cwd)
+	pol, err := o.loadFor(ev.cwd, copilotNeed(ev.tool))
 	if err != nil {
 		return nil, fmt.Errorf("the policy for %s: %w", ev.cwd, err)
 	}

@@ -92,7 +92,7 @@ func geminiJudged(tool string) bool {
 // with exit status 0: Gemini runs the tool after a hook that exits with
 // any status but 0 or 2.
 func (o *hookOptions) gemini(raw []byte, rerr error, stdout io.Writer) error {
-	ans, err := o.geminiDecide(raw, rerr)
+	ans, err := guarded(func() (*geminiAnswer, error) { return o.geminiDecide(raw, rerr) })
 	if err != nil {
 		ans = &geminiAnswer{Decision: "deny", Reason: "fence: " + err.Error()}
 	}

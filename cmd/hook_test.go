@@ -228,11 +228,19 @@ func TestForeignFenceFlag(t *testing.T) {
 // agent's format rather than dying, which some agents take as a pass.
 func TestHookPanicDenies(t *testing.T) {
 	work := hookWorkspace(t)
-	for agent, event := range map[string]string{
+	events := map[string]string{
 		"claude":  `{"hook_event_name":"PreToolUse","cwd":"` + work + `","tool_name":"Bash","tool_input":{"command":"ls"}}`,
+		"codex":   `{"hook_event_name":"PreToolUse","cwd":"` + work + `","tool_name":"Bash","tool_input":{"command":"ls"}}`,
 		"cursor":  `{"hook_event_name":"beforeShellExecution","cwd":"` + work + `","command":"ls"}`,
 		"copilot": `{"timestamp":1,"cwd":"` + work + `","toolName":"bash","toolArgs":"{\"command\":\"ls\"}"}`,
-	} {
+		"gemini":  `{"hook_event_name":"BeforeTool","cwd":"` + work + `","tool_name":"run_shell_command","tool_input":{"command":"ls"}}`,
+	}
+	for agent := range hookRuntimes {
+		if _, ok := events[agent]; !ok {
+			t.Errorf("%s: no event in this test: every agent's hook must deny on a failure", agent)
+		}
+	}
+	for agent, event := range events {
 		var out bytes.Buffer
 		if err := hookRuntimes[agent](&hookOptions{stderr: io.Discard}, []byte(event), nil, &out); err != nil {
 			t.Fatalf("%s: %v", agent, err)

@@ -142,7 +142,7 @@ func mustTemplate(t *testing.T, name string) Config {
 
 // TestLocalDevServer: local-dev-server lets servers listen (in the
 // sandbox's namespace and on a shared host network), makes the working
-// directory and /tmp writable, relays only the host ports a config on
+// directory and the private /tmp writable, relays only the host ports a config on
 // top lists, and reaches no domain.
 func TestLocalDevServer(t *testing.T) {
 	p := compileTemplate(t, "local-dev-server")
@@ -156,6 +156,9 @@ func TestLocalDevServer(t *testing.T) {
 		if got := p.CheckPath("write", path, path).Allowed; got != want {
 			t.Errorf("write %s: allowed %v, want %v", path, got, want)
 		}
+	}
+	if c := mustTemplate(t, "local-dev-server"); slices.Contains(c.Filesystem.AllowWrite, "/tmp") {
+		t.Errorf("allowWrite %v shares the host's /tmp", c.Filesystem.AllowWrite)
 	}
 	if d := p.DecideHost("registry.npmjs.org"); d.Allowed {
 		t.Errorf("registry.npmjs.org allowed by %q, want no domain reachable", d.Rule)

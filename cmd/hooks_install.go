@@ -19,7 +19,7 @@ import (
 // claudeMatcher is the PreToolUse matcher of fence's Claude Code hook: the
 // tools fence judges. Claude Code reads a matcher as a regular expression
 // over the tool's name.
-const claudeMatcher = "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS|WebFetch"
+const claudeMatcher = "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|NotebookRead|Glob|Grep|LS|WebFetch"
 
 // testOnlyFenceExe, when set by a test, is the fence binary the hook
 // entry names instead of the running one.

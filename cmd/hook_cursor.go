@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/fence-sandbox/fence/policy"
 )
@@ -105,7 +106,7 @@ func (o *hookOptions) cursorDecide(raw []byte, rerr error) (string, error) {
 		reason, _ := o.shellRefusal(pol, selfPath(), dir, *ev.Command, "the hook judges every command by its own policy, not by the rules another fence command line gives")
 		return reason, nil
 	}
-	return cursorRead(pol, dir, ev)
+	return o.cursorRead(pol, dir, ev)
 }
 
 // cursorDir is the directory the call is judged from: the command's cwd,
@@ -125,8 +126,10 @@ func cursorDir(ev cursorEvent) (string, error) {
 // file attached to it, as `fence check read` does, in every spelling
 // Cursor may open for it (see agentSpellings: Cursor's documentation
 // does not say how it reads a path, so fence assumes the way Claude
-// Code does); the first refused one denies the read.
-func cursorRead(pol *policy.Policy, dir string, ev cursorEvent) (string, error) {
+// Code does); the first refused one denies the read. A file below
+// another workspace root than the one dir is is judged by that root's
+// policy as well: a multi-root workspace has a policy per root.
+func (o *hookOptions) cursorRead(pol *policy.Policy, dir string, ev cursorEvent) (string, error) {
 	if ev.FilePath == nil || *ev.FilePath == "" {
 		return "", errors.New("beforeReadFile event without a file_path, so the read is refused")
 	}
@@ -143,6 +146,33 @@ func cursorRead(pol *policy.Policy, dir string, ev cursorEvent) (string, error) 
 		if reason, err := pathRefusal(pol, res, "read", p); reason != "" || err != nil {
 			return reason, err
 		}
+		root := cursorRootOf(ev.WorkspaceRoots, p)
+		if root == "" || root == dir {
+			continue
+		}
+		other, err := o.loadFor(root, needLinks)
+		if err != nil {
+			return "", fmt.Errorf("the policy for %s: %w", root, err)
+		}
+		if reason, err := pathRefusal(other, newResolver(root), "read", p); reason != "" || err != nil {
+			return reason, err
+		}
 	}
 	return "", nil
+}
+
+// cursorRootOf is the workspace root an absolute path lies below, the
+// deepest one; "" for a relative path or one below none.
+func cursorRootOf(roots []string, p string) string {
+	best := ""
+	for _, r := range roots {
+		if !filepath.IsAbs(r) || !filepath.IsAbs(p) {
+			continue
+		}
+		r = filepath.Clean(r)
+		if rel, err := filepath.Rel(r, filepath.Clean(p)); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && len(r) > len(best) {
+			best = r
+		}
+	}
+	return best
 }

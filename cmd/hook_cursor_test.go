@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -117,5 +118,42 @@ func BenchmarkHookCursor(b *testing.B) {
 			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
 		})
+	}
+}
+
+// TestHookCursorMultiRoot: in a workspace of two roots, each with its own
+// trusted config, a read of a file in the second root is judged by that
+// root's policy too, not by the first root's alone.
+func TestHookCursorMultiRoot(t *testing.T) {
+	hookWorkspace(t)
+	base, err := os.MkdirTemp("/var/tmp", "fence-multiroot-") // below /tmp, each root's policy sees the other's private
+	mustTB(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	r1, r2 := base+"/r1", base+"/r2"
+	for dir, policy := range map[string]string{r1: `{"filesystem": {"allowWrite": ["."]}}`, r2: `{"filesystem": {"denyRead": ["secret/**"]}}`} {
+		mustTB(t, os.MkdirAll(dir+"/secret", 0o755))
+		mustTB(t, os.WriteFile(dir+"/secret/key", nil, 0o600))
+		mustTB(t, os.WriteFile(dir+"/fence.jsonc", []byte(policy), 0o644))
+		var out, errOut bytes.Buffer
+		if code := Main([]string{"config", "trust", dir + "/fence.jsonc"}, &out, &errOut); code != 0 {
+			t.Fatalf("trust %s: %d %s", dir, code, errOut.String())
+		}
+	}
+	for _, c := range []struct {
+		roots []string
+		file  string
+		deny  bool
+	}{
+		{[]string{r2}, r2 + "/secret/key", true},
+		{[]string{r1, r2}, r2 + "/secret/key", true},
+		{[]string{r1, r2}, r1 + "/secret/key", false},
+		{[]string{r2, r1}, r1 + "/secret/key", false}, // r2's relative rule is r2's
+	} {
+		roots, _ := json.Marshal(c.roots)
+		event := fmt.Sprintf(`{"hook_event_name":"beforeReadFile","workspace_roots":%s,"file_path":%q,"content":""}`, roots, c.file)
+		out, _, _ := runHook(t, []string{"hook", "cursor"}, []byte(event))
+		if denied := strings.Contains(out, `"permission":"deny"`); denied != c.deny {
+			t.Errorf("roots %v, read %s: answer %q, want denied %v", c.roots, c.file, out, c.deny)
+		}
 	}
 }

@@ -225,6 +225,13 @@ func checkCommandRule(r string) string {
 	if strings.TrimSpace(r) == "" {
 		return "is an empty rule: remove it"
 	}
+	// A word that is not a valid glob would never match anything: the
+	// rule would deny nothing without a word said.
+	for _, tok := range strings.Fields(r) {
+		if _, err := path.Match(tok, ""); err != nil {
+			return fmt.Sprintf("has %q, which is not a valid glob and would match nothing: check its brackets (a '-' first in one needs a backslash before it)", tok)
+		}
+	}
 	return ""
 }
 

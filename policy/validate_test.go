@@ -41,6 +41,7 @@ func TestParseErrors(t *testing.T) {
 		{"device dotdot", `{"devices": {"allow": ["/dev/../etc"]}}`, `f:1:24: devices.allow[0]: "/dev/../etc" is not a device path: want a clean path under /dev/, such as "/dev/kvm"`},
 		{"relative socket", `{"network": {"allowUnixSockets": ["docker.sock"]}}`, `f:1:35: network.allowUnixSockets[0]: "docker.sock" is not an absolute socket path: want "/run/..." or "~/..."`},
 		{"empty command", `{"command": {"deny": [""]}}`, `f:1:23: command.deny[0]: "" is an empty rule: remove it`},
+		{"command glob", `{"command": {"deny": ["rm -[^-]*r*"]}}`, `f:1:23: command.deny[0]: "rm -[^-]*r*" has "-[^-]*r*", which is not a valid glob and would match nothing: check its brackets (a '-' first in one needs a backslash before it)`},
 		{"ssh host space", `{"ssh": {"allowedHosts": ["a b"]}}`, `f:1:27: ssh.allowedHosts[0]: "a b" contains white space: write one host pattern per entry`},
 		{"mach star inside", `{"macos": {"mach": {"lookup": ["com.*.x"]}}}`, `f:1:32: macos.mach.lookup[0]: "com.*.x" has a "*" before its end: want an exact name, a prefix ending in "*", or "*"`},
 		{"env glob", `{"env": {"deny": ["A=B"]}}`, `f:1:19: env.deny[0]: "A=B" is not a variable name pattern: want a name or a glob such as "*_TOKEN"`},

@@ -14,7 +14,8 @@ import (
 // tree (this run's, or one an earlier run could write: see
 // writableHistory) is dropped with a warning; the control files of every
 // repository a run could write into are protected, and so is where the
-// links of every path fence always protects lead. What was read on the
+// links of every path fence always protects lead, and agent settings
+// anywhere an agent could later be started on them. What was read on the
 // way is returned for the plan's own walks and after-run checks.
 func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, opts policy.Options, stderr io.Writer) (*sandbox.Disk, error) {
 	disk, err := resolveLinks(pol, opts, stderr)
@@ -29,6 +30,7 @@ func prepareOnDisk(pol *policy.Policy, res *policy.Resolved, opts policy.Options
 	pol.ProtectGitNamed(found.UserNamed)
 	pol.ProtectUnlisted(found.Unlisted)
 	pol.ProtectNewGit(found.NewGit)
+	pol.ProtectAgentSettings(sandbox.AgentSettingsTrees(pol, disk))
 	pol.ProtectLinked(sandbox.LinkedProtections(pol))
 	return disk, nil
 }

@@ -143,6 +143,10 @@ type globRule struct {
 	maxDepth int      // -1: unbounded
 	found    []string // matches so far
 	skip     string   // a matched directory whose inside this rule skips
+	// last are the names a match can have, when the pattern's last
+	// segment is literal or a brace of literals: an entry with another
+	// name needs no glob match (most entries of a shared walk).
+	last map[string]bool
 }
 
 func newGlobRule(r policy.Rule) globRule {
@@ -153,7 +157,26 @@ func newGlobRule(r policy.Rule) globRule {
 	if !strings.Contains(r.Pattern, "**") {
 		g.maxDepth = strings.Count(strings.TrimPrefix(r.Pattern, g.base), "/")
 	}
+	g.last = lastNames(g.pattern)
 	return g
+}
+
+// lastNames are the names the last segment of pattern matches, when it is
+// a literal name or a brace of literal names; nil otherwise.
+func lastNames(pattern string) map[string]bool {
+	seg := path.Base(pattern)
+	names := []string{seg}
+	if inner, ok := strings.CutPrefix(seg, "{"); ok && strings.HasSuffix(inner, "}") {
+		names = strings.Split(strings.TrimSuffix(inner, "}"), ",")
+	}
+	out := map[string]bool{}
+	for _, n := range names {
+		if n == "" || strings.ContainsAny(n, "*?[]{}\\") {
+			return nil
+		}
+		out[n] = true
+	}
+	return out
 }
 
 // walkGroup walks base once, matching every rule of group on each entry;
@@ -186,7 +209,9 @@ func (m *matcher) walkGroup(base string, group []globRule) (stopped string) {
 				}
 				subject = lower
 			}
-			if ok, _ := doublestar.Match(g.pattern, subject); ok {
+			if g.last != nil && !g.last[path.Base(subject)] {
+				// not a match: no glob needed
+			} else if ok, _ := doublestar.Match(g.pattern, subject); ok {
 				g.found = append(g.found, p)
 				if d.IsDir() {
 					g.skip = p // the whole directory is covered

@@ -337,12 +337,20 @@ func foreignFenceFlag(self, command string) string {
 
 // fenceCallFlag is the first policy flag of call when it runs fence.
 func fenceCallFlag(self string, call *syntax.CallExpr) string {
-	name := call.Args[0].Lit()
-	if name != self && filepath.Base(name) != "fence" {
+	words := make([]string, len(call.Args))
+	for i, w := range call.Args {
+		words[i], _ = literalWord(w) // quotes taken off: 'fence' is fence
+	}
+	for len(words) > 1 && fenceWrappers[filepath.Base(words[0])] {
+		words = words[1:] // env fence ..., command fence ...
+		for len(words) > 1 && (strings.HasPrefix(words[0], "-") || strings.Contains(words[0], "=")) {
+			words = words[1:] // the wrapper's options and env's assignments
+		}
+	}
+	if words[0] != self && filepath.Base(words[0]) != "fence" {
 		return ""
 	}
-	for _, w := range call.Args[1:] {
-		a := w.Lit()
+	for _, a := range words[1:] {
 		if a == "--" || a == "-c" {
 			break
 		}
@@ -355,3 +363,7 @@ func fenceCallFlag(self string, call *syntax.CallExpr) string {
 	}
 	return ""
 }
+
+// fenceWrappers are commands that run the command after them, through
+// which an agent's fence command is looked for.
+var fenceWrappers = map[string]bool{"env": true, "command": true, "exec": true, "nice": true, "nohup": true, "time": true, "sudo": true}

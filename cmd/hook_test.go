@@ -216,6 +216,12 @@ func TestForeignFenceFlag(t *testing.T) {
 		"fence -p 8080 -- server; fence -t x y": "-t",
 		"make && /self/fence --deny-read=/ x":   "--deny-read=/",
 		"((":                                    "",
+		"'fence' -s ./open.json -c 'git push'":  "-s",
+		`"/self/fence" -t x -c ls`:              "-t",
+		"env FOO=1 fence --settings x -c ls":    "--settings",
+		"command fence -t code -c ls":           "-t",
+		"env -i fence -s x -- ls":               "-s",
+		"$F -s x -c ls":                         "",
 	} {
 		if got := foreignFenceFlag("/self/fence", command); got != want {
 			t.Errorf("foreignFenceFlag(%q) = %q, want %q", command, got, want)

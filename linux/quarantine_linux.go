@@ -192,7 +192,10 @@ func expandGlobs(watch []sandbox.Watch) []sandbox.Watch {
 			out = append(out, w)
 			continue
 		}
-		matches := globListable(w.Path)
+		matches, ok := sandbox.NamedMatches(w.Path, giveBack)
+		if !ok {
+			matches = globListable(w.Path)
+		}
 		for _, m := range matches {
 			if !slices.Contains(w.Existing, m) {
 				out = append(out, sandbox.Watch{Path: m, Quarantine: w.Quarantine, Why: w.Why})

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fence-sandbox/fence/policy"
@@ -27,8 +28,9 @@ const linkScanDepth = 2
 // target as its own path, and a link inside a protected directory is
 // covered only as a link, its target open to whatever tree holds it.
 // Each target that exists is returned under the rule that protects the
-// link. A target that holds the working directory is left out: it is the
-// workspace itself, which the command is meant to change.
+// link. A target that holds the working directory (the workspace, which
+// the command is meant to change) or a tree a rule makes writable is left
+// out.
 //
 // It reads the disk afresh, not through the run's Disk: fence makes its
 // own directories (the record of writable trees) after the on-disk
@@ -96,9 +98,16 @@ func (l *linkedFinder) scan(r policy.Rule, top, dir string, depth int) {
 }
 
 // add records real, where link leads, under r, unless it is protected
-// already or holds the working directory.
+// already, or holds the working directory or a tree a rule makes
+// writable: a link to the home or to /tmp would take from the run what
+// its policy gives it, while what a rule names is the user's to open.
 func (l *linkedFinder) add(r policy.Rule, link, real string) {
-	if l.seen[real] || l.p.Dir != "" && under(l.p.Dir, real) {
+	if l.seen[real] || l.p.Dir != "" && under(l.p.Dir, real) || slices.ContainsFunc(l.p.Write, func(w policy.Rule) bool {
+		if w.Glob {
+			return under(literalPrefix(w.Pattern), real)
+		}
+		return under(w.Pattern, real)
+	}) {
 		return
 	}
 	l.seen[real] = true

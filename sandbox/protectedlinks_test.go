@@ -13,8 +13,8 @@ import (
 // through a linked directory, and the links inside a protected directory
 // down to linkScanDepth that lead out of it each give their target under
 // the rule of the path; links that stay inside, lead deeper than the
-// scan, lead nowhere, or lead to a tree holding the working directory
-// give nothing, and neither do rules of the user's.
+// scan, lead nowhere, or lead to a tree holding the working directory or
+// a writable tree give nothing, and neither do rules of the user's.
 func TestLinkedProtections(t *testing.T) {
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -42,6 +42,7 @@ func TestLinkedProtections(t *testing.T) {
 	mk("dot/bashrc", "dot/claude/settings.json", "dot/hook.sh", "dot/deep.sh", "dot/user.txt", "home/.claude/inner.json", "dot/config/git/config")
 	must(t, os.MkdirAll(filepath.Join(base, "dot/hooks"), 0o755))
 	must(t, os.MkdirAll(filepath.Join(base, "ws/sub"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(base, "cache"), 0o755))
 	ln("../dot/bashrc", "home/.bashrc")                                               // the protected path a link
 	ln(filepath.Join(base, "dot/claude/settings.json"), "home/.claude/settings.json") // a link inside, absolute
 	ln("../../../dot/hook.sh", "home/.claude/hooks/pre.sh")                           // depth 2
@@ -51,11 +52,12 @@ func TestLinkedProtections(t *testing.T) {
 	ln("../../dot/hooks", "home/.claude/commands")                                    // a directory
 	ln("../../ws", "home/.claude/project")                                            // the workspace
 	ln("../dot/config", "home/.config")                                               // a directory on the way
+	ln("../../cache", "home/.claude/cachelink")                                       // a writable tree
 	ln("../dot/user.txt", "home/user.txt")                                            // a rule of the user's
 	rule := func(p, key string) policy.Rule {
 		return policy.Rule{Pattern: filepath.Join(base, p), Key: key, Origin: "always protected: " + key}
 	}
-	p := &policy.Policy{Dir: filepath.Join(base, "ws/sub"), DenyWrite: []policy.Rule{
+	p := &policy.Policy{Dir: filepath.Join(base, "ws/sub"), Write: []policy.Rule{{Pattern: base + "/cache"}}, DenyWrite: []policy.Rule{
 		rule("home/.bashrc", "mandatory.shellStartup"),
 		rule("home/.claude", "mandatory.agentHooks"),
 		rule("home/.config/git", "mandatory.gitUserConfig"),

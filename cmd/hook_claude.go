@@ -350,9 +350,14 @@ func fenceCallFlag(self string, call *syntax.CallExpr) string {
 	if words[0] != self && filepath.Base(words[0]) != "fence" {
 		return ""
 	}
-	for _, a := range words[1:] {
-		if a == "--" || a == "-c" {
+	for i := 1; i < len(words); i++ {
+		a := words[i]
+		if a == "--" {
 			break
+		}
+		if a == "-c" || a == "--command" {
+			i++ // its string; fence reads flags after it too
+			continue
 		}
 		flag, _, _ := strings.Cut(a, "=")
 		// -s and -t also come in clusters of short flags (-ds FILE).

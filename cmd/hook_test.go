@@ -222,6 +222,9 @@ func TestForeignFenceFlag(t *testing.T) {
 		"command fence -t code -c ls":           "-t",
 		"env -i fence -s x -- ls":               "-s",
 		"$F -s x -c ls":                         "",
+		"fence -c true -c 'git push' -s o.json": "-s",
+		"fence -c '' -s o.json -- git push":     "-s",
+		"fence -c '-s' -- ls":                   "",
 	} {
 		if got := foreignFenceFlag("/self/fence", command); got != want {
 			t.Errorf("foreignFenceFlag(%q) = %q, want %q", command, got, want)

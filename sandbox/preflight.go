@@ -67,6 +67,9 @@ func mayDenyCached(p *policy.Policy, src string, cache bool) bool {
 	if containsWord(text, "env") && strings.Contains(text, "-S") {
 		return true // env -Sgit glues a command's name to the option
 	}
+	if strings.Contains(src, "$'") && strings.ContainsRune(src, '\\') {
+		return true // $'\x67it' spells a name in escapes
+	}
 	if !mayDenyByName(p, text) {
 		// Another name of a denied program, or a path to one (see
 		// identity.go).
@@ -336,6 +339,10 @@ func (f *preflight) inner(words []word, text lazyText, depth int) Verdict {
 		return f.gitRemotes(words[1:], text)
 	case name == "fence":
 		return f.fence(words[1:], text, depth)
+	case name == "flock":
+		return f.flock(words[1:], text, depth)
+	case name == "script":
+		return f.script(words[1:], text, depth)
 	}
 	if skip, ok := wrappers[name]; ok {
 		return f.check(skip(words[1:]), text, depth)
@@ -428,6 +435,9 @@ func literalWord(w *syntax.Word) word {
 			if !x.Dollar {
 				return word{text: x.Value, literal: true}
 			}
+			if text, ok := decodeANSIC(x.Value); ok {
+				return word{text: text, literal: true}
+			}
 		}
 	}
 	var b strings.Builder
@@ -439,10 +449,14 @@ func literalWord(w *syntax.Word) word {
 			}
 			b.WriteString(unescape(x.Value))
 		case *syntax.SglQuoted:
+			text, ok := x.Value, true
 			if x.Dollar {
+				text, ok = decodeANSIC(x.Value)
+			}
+			if !ok {
 				return word{text: x.Value}
 			}
-			b.WriteString(x.Value)
+			b.WriteString(text)
 		case *syntax.DblQuoted:
 			for _, p := range x.Parts {
 				lit, ok := p.(*syntax.Lit)

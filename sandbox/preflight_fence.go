@@ -18,22 +18,27 @@ var FenceValueFlags = []string{
 	"--limit-nproc", "--limit-tmp", "--limit-shm",
 }
 
-// fence judges the command a nested fence runs: its -c string as a shell
-// string, the words after -- or its first operand as a command. A flag
-// fence does not know, or one built at run time, is judged from every
-// word after it as a possible start of the command, which errs towards
-// refusing.
+// fence judges the command a nested fence runs: every -c string (fence
+// runs the last one given; an empty one gives way to the words after
+// it) as a shell string, the words after -- or its first operand as a
+// command. A flag fence does not know, or one built at run time, is
+// judged from every word after it as a possible start of the command,
+// which errs towards refusing.
 func (f *preflight) fence(args []word, text lazyText, depth int) Verdict {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !a.literal {
 			return f.dynamic(text, "a fence flag built at run time")
 		}
-		if script, ok := fenceScript(args, i); ok {
+		if script, used, ok := fenceScript(args, i); ok {
 			if !script.literal {
 				return f.dynamic(text, "a fence -c string built at run time")
 			}
-			return f.shell(script.text, text, depth+1)
+			if v := f.shell(script.text, text, depth+1); v.Blocked {
+				return v
+			}
+			i += used
+			continue
 		}
 		switch {
 		case a.text == "--":
@@ -53,35 +58,34 @@ func (f *preflight) fence(args []word, text lazyText, depth int) Verdict {
 	return Verdict{}
 }
 
-// fenceScript is the -c string that starts at args[i]: -c STRING,
-// --command STRING, --command=STRING, or -c ending a cluster of short
-// flags (-dc STRING); -cSTRING too.
-func fenceScript(args []word, i int) (word, bool) {
+// fenceScript is the -c string that starts at args[i], and how many words
+// after args[i] it used: -c STRING, --command STRING, --command=STRING,
+// -c=STRING, -cSTRING, or -c ending a cluster of short flags (-dc STRING).
+func fenceScript(args []word, i int) (word, int, bool) {
 	a := args[i].text
-	next := func() (word, bool) {
+	next := func() (word, int, bool) {
 		if i+1 < len(args) {
-			return args[i+1], true
+			return args[i+1], 1, true
 		}
-		return word{}, false
+		return word{}, 0, false
 	}
 	switch {
 	case a == "--command":
 		return next()
 	case strings.HasPrefix(a, "--command="):
-		return word{text: strings.TrimPrefix(a, "--command="), literal: true}, true
+		return word{text: strings.TrimPrefix(a, "--command="), literal: true}, 0, true
 	case len(a) > 1 && a[0] == '-' && a[1] != '-':
 		c := strings.IndexByte(a, 'c')
-		if c < 0 || strings.ContainsAny(a[1:c], "stp") { // a value flag before c takes the rest
-			return word{}, false
+		if c < 0 || strings.ContainsAny(a[1:c], "stp=") { // a value flag before c takes the rest
+			return word{}, 0, false
 		}
 		if c == len(a)-1 {
 			return next()
 		}
-		return word{text: a[c+1:], literal: true}, true
+		return word{text: strings.TrimPrefix(a[c+1:], "="), literal: true}, 0, true
 	}
-	return word{}, false
+	return word{}, 0, false
 }
-
 // fenceFlagWithValue reports whether flag takes the next word as its
 // value: a value flag written without =.
 func fenceFlagWithValue(flag string) bool {

@@ -287,13 +287,14 @@ func geminiPaths(ev claudeEvent, t geminiFileTool) ([]string, error) {
 // geminiReadMany judges the paths and globs of a read_many_files call
 // (include, or paths in older releases) by their fixed leading
 // directories, from the cwd, and by the denyRead rules below those (it
-// reads every file its globs match there). Gemini runs each glob in
+// reads every file its globs match there), then by every file its globs
+// match on disk (see globMatchRefusal). Gemini runs each glob in
 // every workspace directory; the event names only the cwd (the hooks
 // reference's base input has no workspace list), so a directory added
 // with --include-directories is not judged here: the shell, which runs
 // under fence, is where such a policy holds.
 func geminiReadMany(pol *policy.Policy, ev claudeEvent) (*geminiAnswer, error) {
-	var paths []string
+	var paths, globs []string
 	for _, field := range []string{"include", "paths"} {
 		v, ok := ev.ToolInput[field]
 		if !ok {
@@ -304,13 +305,23 @@ func geminiReadMany(pol *policy.Policy, ev claudeEvent) (*geminiAnswer, error) {
 			return nil, fmt.Errorf("%s event whose tool_input.%s is not a list of strings, so the call is refused", ev.ToolName, field)
 		}
 		for _, g := range list {
+			slashed := strings.ReplaceAll(g, `\`, "/") // as Gemini reads it
 			paths = append(paths, globRoots(ev.Cwd, g)...)
+			paths = append(paths, globRoots(ev.Cwd, slashed)...)
+			globs = append(globs, slashed)
+			if e, ok := homeExpanded(strings.TrimFunc(slashed, jsSpace), pol.Home); ok {
+				globs = append(globs, e)
+			}
 		}
 	}
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("%s event without a path in tool_input.include, so the call is refused", ev.ToolName)
 	}
-	return geminiJudgeTrees(pol, ev.Cwd, paths)
+	if ans, err := geminiJudgeTrees(pol, ev.Cwd, paths); ans != nil || err != nil {
+		return ans, err
+	}
+	reason, err := globMatchRefusal(pol, newResolver(ev.Cwd), []string{ev.Cwd}, globs)
+	return geminiDenyFor(reason), err
 }
 
 // geminiJudgeTrees denies a call reading the files below its paths when

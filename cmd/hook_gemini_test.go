@@ -224,3 +224,40 @@ func BenchmarkHookGemini(b *testing.B) {
 		})
 	}
 }
+
+// TestHookGeminiReadManyThroughLinks: a read_many_files glob whose
+// wildcard goes through a link in the workspace into a denied tree (a
+// link the model can make with a wrapped shell call) is denied in every
+// spelling Gemini globs it, backslashes as separators included; a glob
+// that matches no denied file is still allowed, and a walk past its
+// budget is denied.
+func TestHookGeminiReadManyThroughLinks(t *testing.T) {
+	work := hookWorkspace(t)
+	must(t, os.Symlink("../secret", work+"/src/lnk2"))
+	run := func(include string) string {
+		event := fmt.Sprintf(`{"hook_event_name":"BeforeTool","cwd":%q,"tool_name":"read_many_files","tool_input":{"include":[%q]}}`, work, include)
+		out, errOut, code := runHook(t, []string{"hook", "gemini", "-s", work + "/fence.jsonc"}, []byte(event))
+		if code != 0 || errOut != "" {
+			t.Errorf("%s: exit %d, stderr %q; want 0 and nothing", include, code, errOut)
+		}
+		return out
+	}
+	for _, include := range []string{"src/*/key.pem", "src/**/key.pem", "src/*/*", "src/lnk*/key.pem", "src/l?k2/key.pem", `src/lnk2\key.pem`, `src\*\key.pem`, "src/LNK2/*.PEM", "src/{lnk2,x}/key.pem", work + "/src/*/key.pem", "src/*/../x"} {
+		if out := run(include); !strings.Contains(out, `"decision":"deny"`) || !strings.Contains(out, "fence: denied") {
+			t.Errorf("%s: answered %q; want a denial naming the rule", include, out)
+		}
+	}
+	for _, include := range []string{"src/**/*.go", "src/*.go", "src/main.go"} {
+		if out := run(include); out != "" {
+			t.Errorf("%s: answered %q; want nothing (allowed)", include, out)
+		}
+	}
+	defer func(n int) { maxGlobEntries = n }(maxGlobEntries)
+	maxGlobEntries = 3
+	for i := range 5 {
+		must(t, os.WriteFile(fmt.Sprintf("%s/src/f%d.go", work, i), nil, 0o644))
+	}
+	if out := run("src/**/*.go"); !strings.Contains(out, "budget") {
+		t.Errorf("a walk past its budget: answered %q; want a denial naming the budget", out)
+	}
+}

@@ -127,8 +127,9 @@ func cursorDir(ev cursorEvent) (string, error) {
 // Cursor may open for it (see agentSpellings: Cursor's documentation
 // does not say how it reads a path, so fence assumes the way Claude
 // Code does); the first refused one denies the read. A file below
-// another workspace root than the one dir is is judged by that root's
-// policy as well: a multi-root workspace has a policy per root.
+// another workspace root than the one dir is, in any spelling or where
+// its links lead, is judged by that root's policy as well: a multi-root
+// workspace has a policy per root.
 func (o *hookOptions) cursorRead(pol *policy.Policy, dir string, ev cursorEvent) (string, error) {
 	if ev.FilePath == nil || *ev.FilePath == "" {
 		return "", errors.New("beforeReadFile event without a file_path, so the read is refused")
@@ -142,23 +143,43 @@ func (o *hookOptions) cursorRead(pol *policy.Policy, dir string, ev cursorEvent)
 		}
 	}
 	res := newResolver(dir)
+	policies := map[string]*policy.Policy{dir: pol}
 	for _, p := range paths {
 		if reason, err := pathRefusal(pol, res, "read", p); reason != "" || err != nil {
 			return reason, err
 		}
-		root := cursorRootOf(ev.WorkspaceRoots, p)
-		if root == "" || root == dir {
-			continue
-		}
-		other, err := o.loadFor(root, needLinks)
-		if err != nil {
-			return "", fmt.Errorf("the policy for %s: %w", root, err)
-		}
-		if reason, err := pathRefusal(other, newResolver(root), "read", p); reason != "" || err != nil {
-			return reason, err
+		for _, target := range cursorTargets(pol, res, p) {
+			root := cursorRootOf(ev.WorkspaceRoots, target)
+			if root == "" || root == dir {
+				continue
+			}
+			other, ok := policies[root]
+			if !ok {
+				var err error
+				if other, err = o.loadFor(root, needLinks); err != nil {
+					return "", fmt.Errorf("the policy for %s: %w", root, err)
+				}
+				policies[root] = other
+			}
+			if reason, err := pathRefusal(other, newResolver(root), "read", target); reason != "" || err != nil {
+				return reason, err
+			}
 		}
 	}
 	return "", nil
+}
+
+// cursorTargets are the absolute paths a read of p may open: each of
+// its spellings (see agentSpellings) from the directory judged, and
+// where its links lead. Each is judged by the policy of the workspace
+// root it lies below.
+func cursorTargets(pol *policy.Policy, res *resolver, p string) []string {
+	var out []string
+	for _, s := range agentSpellings(p, pol.Home) {
+		abs := absFrom(res.dir, s)
+		out = append(out, abs, res.resolve(abs))
+	}
+	return out
 }
 
 // cursorRootOf is the workspace root an absolute path lies below, the

@@ -123,13 +123,16 @@ func BenchmarkHookCursor(b *testing.B) {
 
 // TestHookCursorMultiRoot: in a workspace of two roots, each with its own
 // trusted config, a read of a file in the second root is judged by that
-// root's policy too, not by the first root's alone.
+// root's policy too, not by the first root's alone: in every spelling of
+// the path and where its links lead.
 func TestHookCursorMultiRoot(t *testing.T) {
 	hookWorkspace(t)
 	base, err := os.MkdirTemp("/var/tmp", "fence-multiroot-") // below /tmp, each root's policy sees the other's private
 	mustTB(t, err)
 	t.Cleanup(func() { os.RemoveAll(base) })
 	r1, r2 := base+"/r1", base+"/r2"
+	mustTB(t, os.MkdirAll(base+"/home", 0o755))
+	t.Setenv("HOME", base+"/home") // "~/../r2" is r2
 	for dir, policy := range map[string]string{r1: `{"filesystem": {"allowWrite": ["."]}}`, r2: `{"filesystem": {"denyRead": ["secret/**"]}}`} {
 		mustTB(t, os.MkdirAll(dir+"/secret", 0o755))
 		mustTB(t, os.WriteFile(dir+"/secret/key", nil, 0o600))
@@ -139,6 +142,8 @@ func TestHookCursorMultiRoot(t *testing.T) {
 			t.Fatalf("trust %s: %d %s", dir, code, errOut.String())
 		}
 	}
+	mustTB(t, os.Symlink(r2+"/secret", r1+"/lnk"))
+	mustTB(t, os.Symlink(r1+"/secret", r1+"/lnk1"))
 	for _, c := range []struct {
 		roots []string
 		file  string
@@ -148,6 +153,11 @@ func TestHookCursorMultiRoot(t *testing.T) {
 		{[]string{r1, r2}, r2 + "/secret/key", true},
 		{[]string{r1, r2}, r1 + "/secret/key", false},
 		{[]string{r2, r1}, r1 + "/secret/key", false}, // r2's relative rule is r2's
+		{[]string{r1, r2}, r1 + "/lnk/key", true},      // a link from r1 into r2's denied tree
+		{[]string{r1, r2}, r1 + "/lnk", true},
+		{[]string{r1, r2}, " " + r2 + "/secret/key", true}, // the trimmed spelling lies in r2
+		{[]string{r1, r2}, "~/../r2/secret/key", true},     // so does the one from the home
+		{[]string{r1, r2}, r1 + "/lnk1/key", false},        // a link within r1
 	} {
 		roots, _ := json.Marshal(c.roots)
 		event := fmt.Sprintf(`{"hook_event_name":"beforeReadFile","workspace_roots":%s,"file_path":%q,"content":""}`, roots, c.file)

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/sandbox"
 )
 
 // An agent does not open the path a tool call names as fence reads it:
@@ -113,7 +114,9 @@ func pathRefusal(pol *policy.Policy, res *resolver, access, p string) (string, e
 // and rg) reads what a denyRead rule below that directory hides, though
 // the directory itself is readable. Such a call is refused when a
 // denyRead rule (after links, as the policy resolves them) may match
-// something at or below the directory searched. A tool that lists names
+// something at or below the directory searched, or when the directory
+// holds a tree the sandbox keeps apart without a rule (see treeRefusal).
+// A tool that lists names
 // only (Glob, LS, list_directory, glob) is judged by its directory: the
 // names below it are listed, not the contents.
 
@@ -130,7 +133,34 @@ func recursiveRefusal(pol *policy.Policy, res *resolver, root string) (string, e
 			if r := denyBelow(pol.DenyRead, dir); r != nil {
 				return recursiveReason(dir, r), nil
 			}
+			if reason, err := treeRefusal(pol, res, dir); reason != "" || err != nil {
+				return reason, err
+			}
 		}
+	}
+	return "", nil
+}
+
+// treeRefusal is the reason a recursive read of dir is refused for a
+// tree at or below it that the sandbox keeps apart by itself, without a
+// rule (its own /tmp, sandbox.privateTmp, and the other temporary trees
+// should fence check refuse them): a file in it, as `fence check read`
+// judges one, is refused. "" for none.
+func treeRefusal(pol *policy.Policy, res *resolver, dir string) (string, error) {
+	for _, tree := range sandbox.TempTrees {
+		if !within(tree, dir) {
+			continue
+		}
+		probe := tree + "/.fence-recursive-read"
+		d, err := decide(pol, res, query{Access: "read", Path: probe})
+		if err != nil || d.Allowed {
+			if err != nil {
+				return "", err
+			}
+			continue
+		}
+		return fmt.Sprintf("fence: denied a recursive read of %s, which holds %s, whose files the tool would read: %s; search a directory that does not hold it, or use the shell, which runs under fence",
+			dir, tree, strings.TrimPrefix(refusal(d), "fence: ")), nil
 	}
 	return "", nil
 }

@@ -1,6 +1,10 @@
 package cmd
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -130,6 +134,47 @@ func TestGlobMayMatchBelow(t *testing.T) {
 	} {
 		if got := globMayMatchBelow(c.rest, c.rel); got != c.want {
 			t.Errorf("globMayMatchBelow(%q, %q) = %v, want %v", c.rest, c.rel, got, c.want)
+		}
+	}
+}
+
+// TestRecursiveRefusalPrivateTmp: with no denyRead rule, a recursive
+// read of a directory holding /tmp (which `fence check read` refuses:
+// sandbox.privateTmp) is refused through every agent's search tool, and
+// allowed once the policy lets the host's /tmp be read.
+func TestRecursiveRefusalPrivateTmp(t *testing.T) {
+	work := hookWorkspace(t)
+	open, tmpOpen := work+"/open.json", work+"/tmp-open.json"
+	must(t, os.WriteFile(open, []byte(`{}`), 0o644))
+	must(t, os.WriteFile(tmpOpen, []byte(`{"filesystem":{"allowRead":["/tmp"]}}`), 0o644))
+	events := map[string]string{
+		"claude":  `{"hook_event_name":"PreToolUse","cwd":%q,"tool_name":"Grep","tool_input":{"pattern":"x","path":%q}}`,
+		"gemini":  `{"hook_event_name":"BeforeTool","cwd":%q,"tool_name":"grep_search","tool_input":{"pattern":"x","dir_path":%q}}`,
+		"copilot": "", // toolArgs is a string holding JSON
+	}
+	for agent, format := range events {
+		for _, c := range []struct {
+			settings, root string
+			deny           bool
+		}{
+			{open, "/", true},
+			{open, "/var/..", true},
+			{open, " /", true},
+			{open, "/tmp", true},
+			{open, "/usr", false},
+			{open, work + "/src", false},
+			{tmpOpen, "/", false},
+		} {
+			event := fmt.Sprintf(format, work, c.root)
+			if agent == "copilot" {
+				args, _ := json.Marshal(map[string]string{"pattern": "x", "path": c.root})
+				event = fmt.Sprintf(`{"timestamp":1,"cwd":%q,"toolName":"grep","toolArgs":%q}`, work, args)
+			}
+			out, errOut, code := runHook(t, []string{"hook", agent, "-s", c.settings}, []byte(event))
+			denied := strings.Contains(out, "sandbox.privateTmp")
+			if code != 0 || denied != c.deny || !c.deny && out != "" {
+				t.Errorf("%s search of %q under %s: exit %d, answer %q, stderr %q; want denied %v naming sandbox.privateTmp", agent, c.root, filepath.Base(c.settings), code, out, errOut, c.deny)
+			}
 		}
 	}
 }

@@ -144,15 +144,14 @@ func recursiveRefusal(pol *policy.Policy, res *resolver, root string) (string, e
 // treeRefusal is the reason a recursive read of dir is refused for a
 // tree at or below it that the sandbox keeps apart by itself, without a
 // rule (its own /tmp, sandbox.privateTmp, and the other temporary trees
-// should fence check refuse them): a file in it, as `fence check read`
-// judges one, is refused. "" for none.
+// should fence check refuse them) that `fence check read` refuses.
+// "" for none.
 func treeRefusal(pol *policy.Policy, res *resolver, dir string) (string, error) {
 	for _, tree := range sandbox.TempTrees {
 		if !within(tree, dir) {
 			continue
 		}
-		probe := tree + "/.fence-recursive-read"
-		d, err := decide(pol, res, query{Access: "read", Path: probe})
+		d, err := decide(pol, res, query{Access: "read", Path: tree})
 		if err != nil || d.Allowed {
 			if err != nil {
 				return "", err

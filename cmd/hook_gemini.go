@@ -248,7 +248,21 @@ func geminiFile(pol *policy.Policy, ev claudeEvent) (*geminiAnswer, error) {
 	if ans != nil || err != nil || !t.recursive {
 		return ans, err
 	}
-	return geminiJudgeTrees(pol, ev.Cwd, paths)
+	if ans, err := geminiJudgeTrees(pol, ev.Cwd, paths); ans != nil || err != nil {
+		return ans, err
+	}
+	return geminiSearchFiles(pol, ev, paths[0])
+}
+
+// geminiSearchFiles judges what a search may read below dir through
+// links when it falls back to its own glob (no git repository or git,
+// no grep on the PATH, or a grep that failed): that glob goes through
+// links, git grep and grep -r follow none, and which one runs is
+// Gemini's choice, not the event's. The include glob is not taken to
+// narrow it (see linkRefusal).
+func geminiSearchFiles(pol *policy.Policy, ev claudeEvent, dir string) (*geminiAnswer, error) {
+	reason, err := linkRefusal(pol, newResolver(ev.Cwd), absFrom(ev.Cwd, dir))
+	return geminiDenyFor(reason), err
 }
 
 // geminiPaths are the paths a file tool's call names: each field that

@@ -261,3 +261,67 @@ func TestHookGeminiReadManyThroughLinks(t *testing.T) {
 		t.Errorf("a walk past its budget: answered %q; want a denial naming the budget", out)
 	}
 }
+
+// BenchmarkHookGeminiSearchWalk: a grep_search of this repository
+// without an include, which walks and judges every file below it.
+func BenchmarkHookGeminiSearchWalk(b *testing.B) {
+	work := hookWorkspace(b)
+	mustTB(b, os.WriteFile(work+"/open.json", []byte(`{"filesystem":{"denyRead":["~/.ssh/**"]}}`), 0o644))
+	repo, err := filepath.Abs("..")
+	mustTB(b, err)
+	event := []byte(fmt.Sprintf(`{"hook_event_name":"BeforeTool","cwd":%q,"tool_name":"grep_search","tool_input":{"pattern":"x","dir_path":%q}}`, repo, repo))
+	for b.Loop() {
+		if out, _, _ := runHook(b, []string{"hook", "gemini", "-s", work + "/open.json"}, event); out != "" {
+			b.Fatalf("answered %s", out)
+		}
+	}
+}
+
+// TestHookGeminiSearchThroughLinks: a grep_search whose tree holds a
+// link into a denied tree is denied, whatever its include (its glob
+// fallback goes through links), a tree without one is allowed, and a
+// walk past its budget is denied.
+func TestHookGeminiSearchThroughLinks(t *testing.T) {
+	work := hookWorkspace(t)
+	must(t, os.MkdirAll(work+"/lib/deep", 0o755))
+	must(t, os.WriteFile(work+"/lib/deep/a.go", nil, 0o644))
+	must(t, os.Symlink("../../src", work+"/lib/deep/up")) // a link within the workspace
+	must(t, os.Symlink("../../secret", work+"/src/lnk2"))
+	must(t, os.MkdirAll(work+"/src/inner", 0o755))
+	must(t, os.Symlink("../../secret/key.pem", work+"/src/inner/key"))
+	run := func(dir, include string) string {
+		event := fmt.Sprintf(`{"hook_event_name":"BeforeTool","cwd":%q,"tool_name":"grep_search","tool_input":{"pattern":"x","dir_path":%q,"include_pattern":%q}}`, work, dir, include)
+		out, errOut, code := runHook(t, []string{"hook", "gemini", "-s", work + "/fence.jsonc"}, []byte(event))
+		if code != 0 || errOut != "" {
+			t.Errorf("%s %s: exit %d, stderr %q; want 0 and nothing", dir, include, code, errOut)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		dir, include string
+		deny         bool
+	}{
+		{"src", "", true},
+		{"src", "*.go", true},
+		{"src/inner", "", true}, // a link to a denied file
+		{"lib", "", true},       // through lib/deep/up into src
+		{"lib/deep", "*.go", true},
+	} {
+		if out := run(c.dir, c.include); strings.Contains(out, `"decision":"deny"`) != c.deny || c.deny && !strings.Contains(out, "secret/**") {
+			t.Errorf("grep_search of %s (include %q): answered %q; want denied %v naming the rule", c.dir, c.include, out, c.deny)
+		}
+	}
+	must(t, os.Remove(work+"/src/lnk2"))
+	must(t, os.Remove(work+"/src/inner/key"))
+	must(t, os.Symlink("../lib", work+"/src/back")) // a loop: lib/deep/up/back is lib
+	for _, dir := range []string{"src", "lib", "lib/deep"} {
+		if out := run(dir, ""); out != "" {
+			t.Errorf("grep_search of %s without a link out: answered %q; want nothing (allowed)", dir, out)
+		}
+	}
+	defer func(n int) { maxLinkWalkEntries = n }(maxLinkWalkEntries)
+	maxLinkWalkEntries = 3
+	if out := run("lib", ""); !strings.Contains(out, "budget") {
+		t.Errorf("a walk past its budget: answered %q; want a denial naming the budget", out)
+	}
+}

@@ -105,8 +105,10 @@ func globMatchRefusal(pol *policy.Policy, res *resolver, bases, globs []string) 
 	b := &globBudget{left: maxGlobEntries, deadline: time.Now().Add(sandbox.Budget(pol))}
 	for _, g := range globs {
 		g = strings.ReplaceAll(g, `\`, "/")
-		if reason, err := pathRefusal(pol, res, "read", g); reason != "" || err != nil {
-			return reason, err
+		for _, base := range bases {
+			if reason, err := pathRefusal(pol, res, "read", absFrom(base, g)); reason != "" || err != nil {
+				return reason, err
+			}
 		}
 		root, rest := globSplit(g)
 		switch {
@@ -194,4 +196,69 @@ func foldedGlob(elems []string) string {
 		out[i] = "[" + e[:n] + "]" + e[n:]
 	}
 	return strings.Join(out, "/")
+}
+
+// maxLinkWalkEntries is how many directory entries the walk of a
+// search's tree for links may list before the call is refused (a
+// variable for the tests).
+var maxLinkWalkEntries = 500000
+
+// linkRefusal is the reason a search of root that may follow links is
+// refused: a link at or below it whose target a read (a file) or a
+// recursive read (a directory, see recursiveRefusal) is refused for,
+// looked for below each directory a link leads to as well; or a walk
+// past its budget (maxLinkWalkEntries entries, the policy's
+// filesystem.globBudgetMs). What lies below root without a link in the
+// way was judged with root. "" for none.
+func linkRefusal(pol *policy.Policy, res *resolver, root string) (string, error) {
+	b := &globBudget{left: maxLinkWalkEntries, deadline: time.Now().Add(sandbox.Budget(pol))}
+	seen := map[string]bool{}
+	queue := []string{root}
+	for len(queue) > 0 {
+		dir := queue[0]
+		queue = queue[1:]
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil || seen[real] {
+			continue // gone, unreadable or walked: the search reads nothing more there
+		}
+		seen[real] = true
+		ents, err := os.ReadDir(dir)
+		if b.spend(1+len(ents)) != nil {
+			return fmt.Sprintf("fence: denied a search of %s: looking for links below it took more than its budget (%d entries, filesystem.globBudgetMs %d), so fence cannot tell whether one leads into a tree the policy hides; search a smaller directory, or use the shell, which runs under fence", root, maxLinkWalkEntries, sandbox.Budget(pol).Milliseconds()), nil
+		}
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			switch {
+			case e.Type()&fs.ModeSymlink != 0:
+				reason, isDir, err := linkTargetRefusal(pol, res, p)
+				if reason != "" || err != nil {
+					return reason, err
+				}
+				if isDir {
+					queue = append(queue, p)
+				}
+			case e.IsDir():
+				queue = append(queue, p)
+			}
+		}
+	}
+	return "", nil
+}
+
+// linkTargetRefusal judges what a link leads to: a read of a file, a
+// recursive read of a directory; and whether it leads to a directory.
+func linkTargetRefusal(pol *policy.Policy, res *resolver, link string) (string, bool, error) {
+	st, err := os.Stat(link)
+	if err != nil {
+		return "", false, nil // dangling: it reads nothing
+	}
+	if !st.IsDir() {
+		reason, err := pathRefusal(pol, res, "read", link)
+		return reason, false, err
+	}
+	reason, err := recursiveRefusal(pol, res, link)
+	return reason, true, err
 }

@@ -68,7 +68,8 @@ type copilotEvent struct {
 // names for hook matching" and its table of Claude Code equivalents):
 // the access each needs, the argument naming the path, whether it may
 // be left out (the event's cwd then), and whether the tool reads the
-// contents of every file below it (see recursiveRefusal).
+// contents of every file below it (see recursiveRefusal and
+// linkRefusal).
 var copilotFileTools = map[string]struct {
 	access, field       string
 	optional, recursive bool
@@ -295,7 +296,14 @@ func copilotFile(pol *policy.Policy, ev copilotEvent, args map[string]json.RawMe
 		path = ev.cwd
 	}
 	if t.recursive {
-		reason, err := recursiveRefusal(pol, newResolver(ev.cwd), path)
+		res := newResolver(ev.cwd)
+		reason, err := recursiveRefusal(pol, res, path)
+		if reason == "" && err == nil {
+			// Copilot's reference does not say whether its search follows
+			// links (ripgrep does with --follow): fence takes it that it
+			// may, which only ever adds a refusal.
+			reason, err = linkRefusal(pol, res, absFrom(ev.cwd, path))
+		}
 		return copilotDenyFor(reason), err
 	}
 	return copilotJudge(pol, ev.cwd, t.access, []string{path})

@@ -202,3 +202,30 @@ func BenchmarkHookCopilot(b *testing.B) {
 		})
 	}
 }
+
+// TestHookCopilotSearchThroughLinks: a grep or rg whose tree holds a
+// link into a denied tree is denied (Copilot's reference does not say
+// whether its search follows links), one without is allowed.
+func TestHookCopilotSearchThroughLinks(t *testing.T) {
+	work := hookWorkspace(t)
+	run := func(tool string) string {
+		args, _ := json.Marshal(map[string]string{"pattern": "x", "path": "src"})
+		event := fmt.Sprintf(`{"timestamp":1,"cwd":%q,"toolName":%q,"toolArgs":%q}`, work, tool, args)
+		out, errOut, code := runHook(t, []string{"hook", "copilot", "-s", work + "/fence.jsonc"}, []byte(event))
+		if code != 0 || errOut != "" {
+			t.Errorf("%s: exit %d, stderr %q; want 0 and nothing", tool, code, errOut)
+		}
+		return out
+	}
+	for _, tool := range []string{"grep", "rg"} {
+		if out := run(tool); out != "" {
+			t.Errorf("%s of src without a link: answered %q; want nothing (allowed)", tool, out)
+		}
+	}
+	must(t, os.Symlink("../secret", work+"/src/lnk2"))
+	for _, tool := range []string{"grep", "rg"} {
+		if out := run(tool); !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, "secret/**") {
+			t.Errorf("%s of src with a link into secret: answered %q; want a denial naming the rule", tool, out)
+		}
+	}
+}

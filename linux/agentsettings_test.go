@@ -19,14 +19,14 @@ try "mkdir -p sub/pkg/.claude && echo '$hook' > sub/pkg/.claude/settings.json" s
 try "echo '$hook' > sub/old/.claude/settings.json" subdir-existing
 try "mkdir -p sub/pkg/.github/hooks && echo '{}' > sub/pkg/.github/hooks/x.json" subdir-copilot
 try "mkdir -p ../.claude && echo '{\"disableAllHooks\":true}' > ../.claude/settings.local.json" parent-new
-try "mkdir -p ../outside/.codex && echo '{}' > ../outside/.codex/hooks.json" other-project-new
-try "echo '{}' > ../outside/.gemini/settings.json" other-project-existing
+try "mkdir -p ../.codex && echo '{}' > ../.codex/hooks.json" parent-codex-new
+try "echo '{}' > ../.gemini/settings.json" parent-existing
 try "echo ok > ../outside/proj/notes" neighbour
 `
 
 // TestAgentSettingsBelowWritableTrees: agent settings in a subdirectory
-// of the workspace, in the directory above the repository, and in
-// another project of a writable temporary tree are read-only when they
+// of the workspace and in the directory above the repository (the top
+// of a writable tree) are read-only when they
 // exist and moved aside after the run when the command creates them (the
 // Landlock-only engine refuses most of them outright), as root and as
 // uid 65534, in both engines.
@@ -48,7 +48,7 @@ func TestAgentSettingsBelowWritableTrees(t *testing.T) {
 				}
 				planted := map[string]string{
 					"ws/sub/old/.claude/settings.json": "{}\n",
-					"outside/.gemini/settings.json":    "{}\n",
+					".gemini/settings.json":            "{}\n",
 				}
 				w.plant(t, map[string]string{"outside/proj/README": ""})
 				w.plant(t, planted)
@@ -60,7 +60,7 @@ func TestAgentSettingsBelowWritableTrees(t *testing.T) {
 				if r.code != 0 {
 					t.Errorf("exit %d\nstderr:\n%s", r.code, r.stderr)
 				}
-				for _, want := range []string{"denied subdir-existing", "denied other-project-existing", "WROTE neighbour"} {
+				for _, want := range []string{"denied subdir-existing", "denied parent-existing", "WROTE neighbour"} {
 					if !regexpMatch(`(?m)^`+want+`$`, r.stdout) {
 						t.Errorf("stdout lacks %q:\n%s\nstderr:\n%s", want, r.stdout, r.stderr)
 					}
@@ -70,7 +70,7 @@ func TestAgentSettingsBelowWritableTrees(t *testing.T) {
 						t.Errorf("%s changed: %q", name, b)
 					}
 				}
-				for _, p := range []string{"ws/sub/pkg/.claude", "ws/sub/pkg/.github/hooks", ".claude", "outside/.codex"} {
+				for _, p := range []string{"ws/sub/pkg/.claude", "ws/sub/pkg/.github/hooks", ".claude", ".codex"} {
 					full := filepath.Join(w.base, p)
 					if _, err := os.Lstat(full); err == nil {
 						t.Errorf("%s is still there after the run:\n%s", p, r.stderr)

@@ -187,12 +187,13 @@ func checkWorktrees(worktrees []sandbox.WorktreeWatch, stderr io.Writer) {
 // link on the way aside, not what it leads to.
 func expandGlobs(watch []sandbox.Watch) []sandbox.Watch {
 	out := make([]sandbox.Watch, 0, len(watch))
+	listed := map[string][]fs.DirEntry{}
 	for _, w := range watch {
 		if !w.Glob {
 			out = append(out, w)
 			continue
 		}
-		matches, ok := sandbox.NamedMatches(w.Path, giveBack)
+		matches, ok := sandbox.NamedMatches(w.Path, giveBack, listed)
 		if !ok {
 			matches = globListable(w.Path)
 		}

@@ -22,12 +22,12 @@ func agentWorkspaceNames() []string {
 
 // ProtectAgentSettings keeps the project settings of every agent read-only
 // wherever an agent could be started on them later, not only on the way
-// from the working directory up to the workspace root: at any depth below
-// each of deep, at the top of each of top, and at the top and one level
-// down of each of oneDown (see sandbox.AgentSettingsTrees). Each is a
+// from the working directory up to the workspace root: up to two levels
+// below the top of each of deep, and at the top of each of top (see
+// sandbox.AgentSettingsTrees). Each is a
 // glob fence always protects: a match that exists is read-only, one the
 // command creates is moved aside after the run.
-func (p *Policy) ProtectAgentSettings(deep, top, oneDown []string) {
+func (p *Policy) ProtectAgentSettings(deep, top []string) {
 	var names, nested []string
 	for _, n := range agentWorkspaceNames() {
 		if strings.Contains(n, "/") {
@@ -46,13 +46,16 @@ func (p *Policy) ProtectAgentSettings(deep, top, oneDown []string) {
 		}
 	}
 	for _, d := range deep {
-		add(d, "/**/")
+		// Two levels below the workspace root (sub/pkg/.claude), where an
+		// agent is started on a part of a repository: deeper, each run would
+		// list the whole tree after the command, which a large one (a
+		// node_modules) makes cost more than the run.
+		for _, middle := range []string{"/", "/*/", "/*/*/"} {
+			add(d, middle)
+		}
 	}
 	for _, d := range top {
 		add(d, "/")
-	}
-	for _, d := range oneDown {
-		add(d, "/*/")
 	}
 }
 

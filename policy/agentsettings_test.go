@@ -2,13 +2,12 @@ package policy
 
 import "testing"
 
-// TestProtectAgentSettings: agent settings are denied at any depth below
-// a deep tree, at the top of a top tree, one level down of a oneDown
-// tree, and nowhere else; a tree whose name holds glob characters
-// matches only itself.
+// TestProtectAgentSettings: agent settings are denied up to two levels
+// below the top of a deep tree, at the top of a top tree, and nowhere
+// else; a tree whose name holds glob characters matches only itself.
 func TestProtectAgentSettings(t *testing.T) {
 	p := Compile(Config{Filesystem: Filesystem{AllowWrite: []string{"/w", "/t", "/x[1]"}}}, Env{Dir: "/w/r", Home: "/h"})
-	p.ProtectAgentSettings([]string{"/w", "/x[1]"}, []string{"/t", "/t/p"}, []string{"/t"})
+	p.ProtectAgentSettings([]string{"/w", "/x[1]"}, []string{"/t", "/t/p"})
 	for path, denied := range map[string]bool{
 		"/w/a/b/.claude/settings.json": true,
 		"/w/.mcp.json":                 true,
@@ -17,8 +16,8 @@ func TestProtectAgentSettings(t *testing.T) {
 		"/w/a/b/notes":                 false,
 		"/t/.codex/hooks.json":         true,
 		"/t/p/opencode.json":           true,
-		"/t/other/.gemini/settings":    true,
-		"/t/other/deeper/.claude/x":    false,
+		"/t/other/.gemini/settings":    false,
+		"/w/a/b/c/.claude/settings":    false,
 		"/x[1]/a/.cursor/hooks.json":   true,
 		"/x1/a/.cursor/hooks.json":     false,
 	} {

@@ -10,16 +10,16 @@ import (
 // AgentSettingsTrees are where a run under p could leave agent settings
 // that an agent started there later reads (see
 // policy.ProtectAgentSettings). deep are the writable part of the
-// workspace, which FindRepos walks whole already (its listings are in
-// disk): settings at any depth there. top are the other writable trees
+// workspace, which FindRepos walks already (its listings are in disk):
+// settings up to two levels below its top there. top are the other writable trees
 // and each directory above the workspace root inside one (the parent a
 // user starts an agent in to work on several repositories): settings at
-// their top. oneDown are the temporary trees the run may write, where
-// other projects live (/tmp/other): settings one level below their top
-// as well. A cache (~/.cache, ~/go/pkg/mod) is looked at only at its
-// top: no one starts an agent in one, and a level down is hundreds of
-// directories to list on every run.
-func AgentSettingsTrees(p *policy.Policy, disk *Disk) (deep, top, oneDown []string) {
+// their top. A level below the top of a temporary tree
+// (/tmp/other/.claude) is not looked at: that is hundreds of directories
+// to list on every run (a run took twice as long with it), and a cache
+// (~/.cache, ~/go/pkg/mod) is looked at only at its top for the same
+// reason.
+func AgentSettingsTrees(p *policy.Policy, disk *Disk) (deep, top []string) {
 	workspace := policy.WorkspaceRoot(p.Dir)
 	add := func(list *[]string, t string) {
 		if !slices.Contains(*list, t) {
@@ -32,9 +32,6 @@ func AgentSettingsTrees(p *policy.Policy, disk *Disk) (deep, top, oneDown []stri
 			continue
 		}
 		add(&top, w)
-		if slices.ContainsFunc(TempTrees, func(t string) bool { return under(w, t) }) {
-			add(&oneDown, w)
-		}
 		if under(workspace, w) {
 			add(&deep, workspace)
 			for d := filepath.Dir(workspace); under(d, w); d = filepath.Dir(d) {
@@ -45,5 +42,5 @@ func AgentSettingsTrees(p *policy.Policy, disk *Disk) (deep, top, oneDown []stri
 			}
 		}
 	}
-	return deep, top, oneDown
+	return deep, top
 }

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,8 +23,10 @@ import (
 // owner, took the permission away to hide a match) is given its owner's
 // bits back by reopen while fence looks, or its parent's when that is
 // what keeps it closed, and put back after. ok is false for any other
-// glob: the caller expands it in full.
-func NamedMatches(pattern string, reopen func(dir string) (undo func(), ok bool)) (matches []string, ok bool) {
+// glob: the caller expands it in full. listed keeps the directories read
+// for the next glob of the same check (nil for none): the agent settings
+// are a dozen globs over the same trees.
+func NamedMatches(pattern string, reopen func(dir string) (undo func(), ok bool), listed map[string][]fs.DirEntry) (matches []string, ok bool) {
 	last := lastNames(pattern)
 	if last == nil {
 		return nil, false
@@ -33,6 +36,9 @@ func NamedMatches(pattern string, reopen func(dir string) (undo func(), ok bool)
 	if !strings.Contains(pattern, "**") {
 		maxDepth = strings.Count(strings.TrimPrefix(pattern, base), "/")
 	}
+	if maxDepth == 1 {
+		return namesIn(base, last), true // /tmp/{.claude,...}: a look at each name, not a listing
+	}
 	var undos []func()
 	defer func() {
 		for _, u := range slices.Backward(undos) {
@@ -40,7 +46,13 @@ func NamedMatches(pattern string, reopen func(dir string) (undo func(), ok bool)
 		}
 	}()
 	list := func(dir string) []fs.DirEntry {
+		if entries, ok := listed[dir]; ok {
+			return entries
+		}
 		entries, err := os.ReadDir(dir)
+		if listed != nil && err == nil {
+			listed[dir] = entries
+		}
 		if !errors.Is(err, fs.ErrPermission) || reopen == nil {
 			return entries
 		}
@@ -86,4 +98,17 @@ func NamedMatches(pattern string, reopen func(dir string) (undo func(), ok bool)
 func linkedDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// namesIn are the entries of dir with one of names, found by looking each
+// up rather than listing dir (a /tmp of thousands of entries).
+func namesIn(dir string, names map[string]bool) []string {
+	var out []string
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		p := filepath.Join(dir, n)
+		if _, err := os.Lstat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -31,7 +31,7 @@ func TestNamedMatches(t *testing.T) {
 		base + "/ws/**/" + names, base + "/ws/**/.github/hooks",
 		base + "/t/*/" + names, base + "/t/" + names, base + "/h/lib/python*/site-packages",
 	} {
-		got, ok := NamedMatches(pattern, nil)
+		got, ok := NamedMatches(pattern, nil, nil)
 		if !ok {
 			t.Fatalf("%s: not taken", pattern)
 		}
@@ -49,7 +49,7 @@ func TestNamedMatches(t *testing.T) {
 			t.Errorf("%s:\n got %v\nwant %v", pattern, got, full)
 		}
 	}
-	if _, ok := NamedMatches(base+"/ws/**/*.pem", nil); ok {
+	if _, ok := NamedMatches(base+"/ws/**/*.pem", nil, nil); ok {
 		t.Error("a glob ending in a wildcard was taken")
 	}
 }

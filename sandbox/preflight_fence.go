@@ -86,6 +86,7 @@ func fenceScript(args []word, i int) (word, int, bool) {
 	}
 	return word{}, 0, false
 }
+
 // fenceFlagWithValue reports whether flag takes the next word as its
 // value: a value flag written without =.
 func fenceFlagWithValue(flag string) bool {

@@ -178,6 +178,9 @@ func (o *hookOptions) loadFor(dir string, need diskNeed) (*policy.Policy, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := hookPolicyFiles(opts, res); err != nil {
+		return nil, err
+	}
 	problems, err := checkTrust(opts, res)
 	if err != nil {
 		return nil, err

@@ -28,7 +28,13 @@ const hookPolicy = `{
 // directory's name holds a composed letter (é, U+00E9).
 func hookWorkspace(t testing.TB) string {
 	must := func(_ testing.TB, err error) { mustTB(t, err) }
-	dir, err := filepath.EvalSymlinks(t.TempDir())
+	// Not below /tmp: a hook refuses a policy file in a tree a template
+	// makes writable (see hookPolicyFiles), and the code template shares
+	// the host's /tmp.
+	tmp, err := os.MkdirTemp("/var/tmp", "fence-hook-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	dir, err := filepath.EvalSymlinks(tmp)
 	must(t, err)
 	must(t, os.MkdirAll(dir+"/secret", 0o755))
 	must(t, os.MkdirAll(dir+"/src", 0o755))
@@ -302,4 +308,18 @@ func TestFenceValueFlagsWhole(t *testing.T) {
 	}
 	root.Flags().VisitAll(check)
 	root.PersistentFlags().VisitAll(check)
+}
+
+// TestHookPolicyFileInWritableTree: a hook told to judge by a policy file
+// a sandboxed run could have rewritten (here in /tmp, which the code
+// template makes writable) denies every call it judges, saying so.
+func TestHookPolicyFileInWritableTree(t *testing.T) {
+	work := hookWorkspace(t)
+	file := filepath.Join(t.TempDir(), "hook.jsonc")
+	mustTB(t, os.WriteFile(file, []byte(hookPolicy), 0o644))
+	event := `{"cwd":"` + work + `","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"` + work + `/src/main.go"}}`
+	out, _, code := runHook(t, []string{"hook", "claude", "-s", file}, []byte(event))
+	if code != 0 || !strings.Contains(out, `"deny"`) || !strings.Contains(out, "the hook's policy file "+file) {
+		t.Errorf("exit %d, answer %s; want a denial naming the file", code, out)
+	}
 }

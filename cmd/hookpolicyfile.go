@@ -5,15 +5,13 @@ import (
 	"path/filepath"
 
 	"github.com/fence-sandbox/fence/policy"
-	"github.com/fence-sandbox/fence/sandbox"
 )
 
 // hookPolicyFiles refuses the policy a hook was told to judge by
 // (`fence hook AGENT -s FILE`, as an agent's settings name it) when that
 // file, or one it extends, lies in a tree a sandboxed run could write:
-// a tree an earlier run of this user could write (writableHistory), one
-// a builtin template makes writable (~/.cache, ~/.npm, ...), or a
-// temporary directory. A run protects its own -s file, but the hook reads
+// a tree an earlier run of this user could write (writableHistory), or
+// one a builtin template makes writable (~/.cache, ~/.npm, /tmp, ...). A run protects its own -s file, but the hook reads
 // its file on every call of every session, and any other sandboxed run
 // (one that names another file, or none) could have rewritten it between
 // two calls: every later call would be judged by the command's policy.
@@ -51,9 +49,6 @@ func writableTreesEver(opts policy.Options) []suspectTree {
 	var out []suspectTree
 	for _, t := range historyOf(opts).trees() {
 		out = append(out, suspectTree{t, "a tree an earlier sandboxed run could write"})
-	}
-	for _, t := range sandbox.TempTrees {
-		out = append(out, suspectTree{t, "a temporary directory every sandbox may write"})
 	}
 	for _, t := range policy.TemplateWriteTrees(opts.Home) {
 		out = append(out, suspectTree{t, "a tree a builtin template makes writable"})

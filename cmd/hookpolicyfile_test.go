@@ -11,7 +11,7 @@ import (
 
 // TestHookPolicyFiles: the hook's -s file is refused, naming the file
 // and why, when it or a file it extends lies in a tree an earlier run
-// recorded, or in a temporary directory; a file in the user config
+// recorded, or in a tree a template makes writable; a file in the user config
 // directory, one outside every such tree, and a discovered config (which
 // its trust record covers) are taken.
 func TestHookPolicyFiles(t *testing.T) {
@@ -39,7 +39,7 @@ func TestHookPolicyFiles(t *testing.T) {
 	for _, tt := range []struct {
 		settings, want string // want: "" for taken, else what the error says
 	}{
-		{proj + "/hook.jsonc", "the hook's policy file " + proj + "/hook.jsonc lies in /tmp, a temporary directory"},
+		{proj + "/hook.jsonc", "the hook's policy file " + proj + "/hook.jsonc lies in /tmp, a tree a builtin template makes writable"},
 		{cfg + "/hook.jsonc", ""},
 		{cfg + "/extends.jsonc", "the hook's policy file " + proj + "/base.jsonc lies in /tmp"},
 		{cfg + "/linked.jsonc", "the hook's policy file " + proj + "/hook.jsonc lies in /tmp"},

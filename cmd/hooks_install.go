@@ -317,6 +317,9 @@ func (o *hooksOptions) hookCommand(agent hooksAgent, exe string) (string, error)
 		if _, err := os.Stat(abs); err != nil {
 			return "", fmt.Errorf("the hook's policy file: %w", err)
 		}
+		if err := o.hookFileWritable(abs); err != nil {
+			return "", err
+		}
 		command += " --settings " + shellQuote(abs)
 	}
 	if t := o.policy.template; t != "" {
@@ -346,4 +349,16 @@ func printChange(stdout, stderr io.Writer, e *configEdit) error {
 	}
 	_, err := io.WriteString(stdout, unifiedDiff(e.path, e.old, e.new))
 	return err
+}
+
+// hookFileWritable refuses, at install, a policy file the hook would
+// refuse on every call (see hookPolicyFiles): one in a tree a sandboxed
+// run could write.
+func (o *hooksOptions) hookFileWritable(abs string) error {
+	opts, err := o.policy.options()
+	if err != nil {
+		return err
+	}
+	opts.Settings = abs
+	return hookPolicyFiles(opts, &policy.Resolved{Files: []string{abs}})
 }

@@ -232,7 +232,17 @@ func TestHooksSettingsRefused(t *testing.T) {
 func TestHooksInstallFlags(t *testing.T) {
 	testOnlyFenceExe = "/opt/fence tools/fence"
 	t.Cleanup(func() { testOnlyFenceExe = "" })
-	dir := workIn(t, "home")
+	tmp := workIn(t, "home")
+	must(t, os.WriteFile("fence.jsonc", []byte("{}\n"), 0o644))
+	if code, _, stderr := fenceOut(t, "hooks", "install", "--claude", "-s", "fence.jsonc"); code != 125 || !strings.Contains(stderr, "lies in /tmp") {
+		t.Errorf("install with a policy file in /tmp: exit %d\n%s\nwant it refused, as the hook would refuse every call", code, stderr)
+	}
+	// Outside the trees a sandbox could write, as a hook's policy must be.
+	dir, err := os.MkdirTemp("/var/tmp", "fence-hooks-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Chdir(dir)
+	t.Setenv("HOME", filepath.Join(tmp, "home"))
 	must(t, os.WriteFile("fence.jsonc", []byte("{}\n"), 0o644))
 	project := filepath.Join(".claude", "settings.json")
 	if code, _, stderr := fenceOut(t, "hooks", "install", "--claude", "--file", project, "-s", "fence.jsonc"); code != 0 {

@@ -153,7 +153,7 @@ func TestHookCursorMultiRoot(t *testing.T) {
 		{[]string{r1, r2}, r2 + "/secret/key", true},
 		{[]string{r1, r2}, r1 + "/secret/key", false},
 		{[]string{r2, r1}, r1 + "/secret/key", false}, // r2's relative rule is r2's
-		{[]string{r1, r2}, r1 + "/lnk/key", true},      // a link from r1 into r2's denied tree
+		{[]string{r1, r2}, r1 + "/lnk/key", true},     // a link from r1 into r2's denied tree
 		{[]string{r1, r2}, r1 + "/lnk", true},
 		{[]string{r1, r2}, " " + r2 + "/secret/key", true}, // the trimmed spelling lies in r2
 		{[]string{r1, r2}, "~/../r2/secret/key", true},     // so does the one from the home

@@ -27,8 +27,13 @@ func TestHookPolicyFiles(t *testing.T) {
 	write(cfg+"/hook.jsonc", `{"extends": "code"}`)
 	write(cfg+"/extends.jsonc", `{"extends": "../../../proj/base.jsonc"}`)
 	must(t, os.Symlink(proj+"/hook.jsonc", cfg+"/linked.jsonc"))
-	repoFile, err := filepath.Abs("../testdata/compat/extends-template.jsonc")
+	// A file outside every such tree: not below /tmp (where a clone of
+	// this repository may be).
+	outside, err := os.MkdirTemp("/var/tmp", "fence-policyfile-")
 	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	repoFile := filepath.Join(outside, "extends-template.jsonc")
+	write(repoFile, `{"extends": "code"}`)
 	load := func(settings string) error {
 		t.Helper()
 		opts := policy.Options{Settings: settings, Dir: proj, Home: home, UserConfigDir: cfg}

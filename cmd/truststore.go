@@ -87,11 +87,12 @@ func protectedConfig(userDir string) func(string) bool {
 }
 
 // trustExempt says which config files of opts need no trust: the user
-// config dir's (see protectedConfig), and the legacy user config files
-// (~/.fence.jsonc, ~/.fence.json), which every sandbox protects as it
-// protects the user config dir, when they are files and not links (a
-// link there may lead to a file a sandbox can write) or links into the
-// user config dir.
+// config dir's (see protectedConfig), and a legacy user config file
+// (~/.fence.jsonc, ~/.fence.json) that is a link into it. A legacy file
+// itself needs trust like a project's: a sandbox protects the path only
+// if it exists when the run starts, so a command with a writable home can
+// create it, and a run started before the first one ends (or after fence
+// was killed before moving it aside) would read it.
 func trustExempt(opts policy.Options) func(string) bool {
 	inDir := protectedConfig(opts.UserConfigDir)
 	legacy := opts.LegacyUserConfigPaths()
@@ -103,11 +104,8 @@ func trustExempt(opts policy.Options) func(string) bool {
 			return false
 		}
 		fi, err := os.Lstat(p)
-		if err != nil {
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
 			return false
-		}
-		if fi.Mode().IsRegular() {
-			return true
 		}
 		real, err := filepath.EvalSymlinks(p)
 		return err == nil && inDir(real)

@@ -66,14 +66,27 @@ func ResolveUserShell(shell, etcShells string, login bool) (UserShell, error) {
 	if err := checkListed(shell, resolved, etcShells); err != nil {
 		return UserShell{}, err
 	}
-	family, ok := shellFamilies[filepath.Base(shell)]
-	if !ok {
-		family, ok = shellFamilies[filepath.Base(resolved)]
-	}
+	family, ok := shellFamily(shell, resolved)
 	if !ok {
 		return UserShell{}, fmt.Errorf("--shell user: $SHELL %q is %s, whose syntax fence's preflight cannot read (it parses sh, bash, dash, ash, ksh, mksh and zsh command lines), so command.deny could not be judged the way that shell runs the line; use --shell default (bash) or a POSIX-family $SHELL", shell, filepath.Base(resolved))
 	}
 	return UserShell{Path: shell, Family: family, Login: login}, nil
+}
+
+// shellFamily is the family of the shell that runs: the program its links
+// lead to (a link named bash that leads to fish runs fish), its name's
+// version suffix aside (zsh-5.9); bash run by the name sh runs as sh
+// does, in POSIX mode.
+func shellFamily(shell, resolved string) (string, bool) {
+	name := filepath.Base(resolved)
+	if i := strings.IndexByte(name, '-'); i > 0 && strings.Trim(name[i+1:], "0123456789.") == "" {
+		name = name[:i]
+	}
+	family, ok := shellFamilies[name]
+	if ok && family == "bash" && shellFamilies[filepath.Base(shell)] == "sh" {
+		family = "sh"
+	}
+	return family, ok
 }
 
 // checkListed refuses a shell etcShells does not list (by the path given

@@ -29,8 +29,17 @@ func TestResolveUserShell(t *testing.T) {
 	if err := os.Symlink(zsh, other); err != nil {
 		t.Fatal(err)
 	}
+	// A link named bash that leads to fish runs fish.
+	if err := os.Mkdir(filepath.Join(dir, "l"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fakeBash := filepath.Join(dir, "l", "bash")
+	if err := os.Symlink(fish, fakeBash); err != nil {
+		t.Fatal(err)
+	}
+	versioned := file("zsh-5.9", 0o755)
 	shells := file("shells", 0o644)
-	if err := os.WriteFile(shells, []byte("# login shells\n"+strings.Join([]string{bash, zsh, fish, plain, sh, other, dir}, "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(shells, []byte("# login shells\n"+strings.Join([]string{bash, zsh, fish, plain, sh, other, dir, fakeBash, versioned}, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -48,6 +57,8 @@ func TestResolveUserShell(t *testing.T) {
 		{shell: plain, etc: shells, err: "is not executable"},
 		{shell: unlisted, etc: shells, err: "is not listed in " + shells},
 		{shell: fish, etc: shells, err: "is fish, whose syntax fence's preflight cannot read"},
+		{shell: fakeBash, etc: shells, err: "is fish, whose syntax fence's preflight cannot read"},
+		{shell: versioned, etc: shells, family: "zsh"},
 	}
 	for _, tt := range tests {
 		got, err := ResolveUserShell(tt.shell, tt.etc, true)

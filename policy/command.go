@@ -178,6 +178,9 @@ func ruleNeedles(r CommandRule) []Needle {
 			n = Needle{Text: t[:strings.IndexAny(t, "*?[")]}
 		case k > 0 && (strings.HasSuffix(t, "=") || strings.HasPrefix(t, "-")):
 			n.Word = false
+			if strings.HasPrefix(t, "--") && !strings.HasSuffix(t, "=") && len(t) > 3 {
+				n.Text = t[:3] // --har stands for --hard (see longPrefix)
+			}
 		}
 		if n.Text = strings.Map(dropQuoting, n.Text); n.Text != "" {
 			out = append(out, n)
@@ -274,11 +277,24 @@ func (r *CommandRule) present(k int, args []string) bool {
 		if r.glob[k] && r.tokenMatch(k, a) {
 			return true
 		}
-		if strings.HasSuffix(t, "=") && strings.HasPrefix(a, t) || a == t || strings.HasPrefix(a, t+"=") {
+		if strings.HasSuffix(t, "=") && strings.HasPrefix(a, t) || a == t || strings.HasPrefix(a, t+"=") || longPrefix(t, a) {
 			return true
 		}
 	}
 	return false
+}
+
+// longPrefix reports whether a abbreviates the long option t: git and
+// getopt_long take any unambiguous start of a long option (--har for
+// --hard, --recu for --recursive), with or without =value. A start that
+// is ambiguous to the program fails there, so taking every start of at
+// least one letter only refuses what would not run anyway.
+func longPrefix(t, a string) bool {
+	if !strings.HasPrefix(t, "--") || strings.HasSuffix(t, "=") {
+		return false
+	}
+	a, _, _ = strings.Cut(a, "=")
+	return len(a) > 2 && len(a) < len(t) && strings.HasPrefix(t, a)
 }
 
 // nextWord finds token k as the next non-option argument, letting each

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -77,7 +78,58 @@ func checkExposed(flag, p, dir string) (string, error) {
 	if real != abs {
 		return "", fmt.Errorf("%s %q: refused: the path is a symbolic link or lies below one (it leads to %q); fence binds no path a link chooses, since a link below /tmp is anyone's to plant: expose the path itself", flag, p, real)
 	}
+	if m := mountAt(abs, mountPoints()); m != "" {
+		return "", fmt.Errorf("%s %q: refused: %s is a mount point, which may show another tree (a home, a repository) under a /tmp name, where the protections, which match paths, would not know it: expose a directory of /tmp's own", flag, p, m)
+	}
 	return abs, nil
+}
+
+// mountPoints are the mount points of fence's mount namespace
+// (/proc/self/mountinfo's fifth field, its octal escapes read); none
+// where the file cannot be read (macOS, which refuses the flags anyway).
+func mountPoints() []string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 4 {
+			out = append(out, unescapeMount(f[4]))
+		}
+	}
+	return out
+}
+
+// unescapeMount reads mountinfo's \NNN octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// mountAt is a mount point at abs, below it, or above it inside /tmp (a
+// mount of /tmp itself aside): what makes an exposed path show a tree
+// other than /tmp's; "" when there is none.
+func mountAt(abs string, mounts []string) string {
+	for _, m := range mounts {
+		if m == "/tmp" {
+			continue // /tmp's own filesystem
+		}
+		if m == abs || strings.HasPrefix(m, abs+"/") || strings.HasPrefix(abs, m+"/") && strings.HasPrefix(m, "/tmp/") {
+			return m
+		}
+	}
+	return ""
 }
 
 // expose adds the exposed paths to the compiled policy, as read or write

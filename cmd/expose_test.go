@@ -82,3 +82,25 @@ func TestExposeRefusesDenied(t *testing.T) {
 		}
 	}
 }
+
+// TestMountAt: an exposed path that is a mount point, holds one or lies
+// inside one below /tmp is refused; /tmp's own mount and mounts
+// elsewhere are not in the way.
+func TestMountAt(t *testing.T) {
+	mounts := []string{"/", "/tmp", "/tmp/bound", "/home", "/tmp/a/b c"}
+	for abs, want := range map[string]string{
+		"/tmp/bound":     "/tmp/bound",
+		"/tmp/bound/sub": "/tmp/bound",
+		"/tmp":           "/tmp/bound",
+		"/tmp/a":         "/tmp/a/b c",
+		"/tmp/other":     "",
+		"/tmp/boundless": "",
+	} {
+		if got := mountAt(abs, mounts); got != want {
+			t.Errorf("mountAt(%q) = %q, want %q", abs, got, want)
+		}
+	}
+	if got := unescapeMount(`/tmp/a/b\040c`); got != "/tmp/a/b c" {
+		t.Errorf("unescapeMount = %q", got)
+	}
+}

@@ -76,7 +76,8 @@ var testUpstreamAuth = "Basic " + base64.StdEncoding.EncodeToString([]byte("alic
 // network.defaultAction "proxy" and a hosts file (seen only in fence's
 // own mount namespace, made by the test) that gives the names addresses:
 // an allowed name goes direct, a name no rule names goes through the
-// upstream by name with the credentials (HTTP, CONNECT and SOCKS5), and a
+// upstream as the address fence checked, with the credentials (HTTP,
+// CONNECT and SOCKS5), and a
 // denied name or one resolving to a private address never reaches the
 // upstream. Nothing is dialled but the host's loopback: the public
 // address of unknown.corp.test is only checked, never dialled. Root
@@ -98,12 +99,12 @@ func TestUpstreamProxyByName(t *testing.T) {
 		seen                     []string
 	}{
 		{"allowed name goes direct", "http", "http://" + at("allowed.corp.test") + "/", `^200  \| hello\n$`, nil},
-		{"unknown name via the upstream, HTTP", "http", "http://" + at("unknown.corp.test") + "/", `^200  \| upstream saw unknown\.corp\.test:` + port + `\n$`,
-			[]string{"GET http://" + at("unknown.corp.test") + "/ " + testUpstreamAuth}},
+		{"unknown name via the upstream, HTTP", "http", "http://" + at("unknown.corp.test") + "/", `^200  \| upstream saw 8\.8\.8\.8:` + port + `\n$`,
+			[]string{"GET http://" + at("8.8.8.8") + "/ " + testUpstreamAuth}},
 		{"unknown name via the upstream, CONNECT", "connect", at("unknown.corp.test"), `^HTTP/1\.1 200 Connection established\n$`,
-			[]string{"CONNECT " + at("unknown.corp.test") + " " + testUpstreamAuth}},
+			[]string{"CONNECT " + at("8.8.8.8") + " " + testUpstreamAuth}},
 		{"unknown name via the upstream, SOCKS5", "socks", at("unknown.corp.test"), `^connected\n$`,
-			[]string{"CONNECT " + at("unknown.corp.test") + " " + testUpstreamAuth}},
+			[]string{"CONNECT " + at("8.8.8.8") + " " + testUpstreamAuth}},
 		{"denied name never forwarded", "http", "http://" + at("denied.corp.test") + "/", `^403 denied by network\.deniedDomains \(network\.deniedDomains "denied\.corp\.test"\)`, nil},
 		{"private address refused before the upstream", "http", "http://" + at("private.corp.test") + "/", `^403 resolves to 10\.0\.0\.5, a private, .*; such a host is not forwarded to the upstream proxy either \(sandbox\.privateAddress\)`, nil},
 		{"private address refused before the upstream, CONNECT", "connect", at("private.corp.test"), `^HTTP/1\.1 403 Forbidden\n$`, nil},

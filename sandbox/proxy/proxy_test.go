@@ -45,8 +45,11 @@ type rig struct {
 type rigOptions struct {
 	network func(port int) policy.Network
 	names   map[string][]string
-	fakes   []string
-	handler http.Handler
+	// sequences are names whose answer changes: the nth lookup gets the
+	// nth list, the last one from then on (a rebinding name).
+	sequences map[string][][]string
+	fakes     []string
+	handler   http.Handler
 }
 
 // defaultNetwork allows allowed.test, *.wild.test, meta.test and the
@@ -88,6 +91,12 @@ func newRigWith(t *testing.T, o rigOptions) *rig {
 			r.lookedUp = append(r.lookedUp, host)
 			r.mu.Unlock()
 			addrs, ok := names[host]
+			if seq := o.sequences[host]; len(seq) > 0 {
+				addrs, ok = seq[0], true
+				if len(seq) > 1 {
+					o.sequences[host] = seq[1:]
+				}
+			}
 			if !ok {
 				return nil, fmt.Errorf("no such host %s", host)
 			}

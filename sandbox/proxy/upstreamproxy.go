@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"time"
 
@@ -16,13 +17,16 @@ import (
 )
 
 // Under network.defaultAction "proxy" the hosts no domain rule names go
-// to the user's upstream proxy (policy.UpstreamProxy), by name: plain
-// HTTP as absolute-URI requests, CONNECT and SOCKS5 connections as
-// CONNECT tunnels. Before that, fence resolves the name itself and holds
-// every address to the address rules: the upstream resolves the name
-// again and may pick any of them, so one refused address refuses the
-// host. A name fence cannot resolve is refused, since its addresses
-// cannot be checked.
+// to the user's upstream proxy (policy.UpstreamProxy): plain HTTP as
+// absolute-URI requests, CONNECT and SOCKS5 connections as CONNECT
+// tunnels. Before that, fence resolves the name itself and holds every
+// address to the address rules (one refused address refuses the host),
+// then names the first of them to the upstream, never the name: an
+// upstream that resolved the name again could get another answer (a
+// rebinding name, a resolver of its own) and reach what the address
+// rules refuse. Plain HTTP keeps the name in the Host header; a TLS
+// client's ClientHello still carries it as SNI. A name fence cannot
+// resolve is refused, since its addresses cannot be checked.
 
 // failed is an error of the upstream proxy's (unreachable, or a CONNECT
 // it did not grant): a 502 for the client, and counted with the
@@ -54,8 +58,9 @@ func (s *Server) forwarded(d policy.NetDecision) bool {
 }
 
 // checkForwarded refuses a forwarded host when it, or any address it
-// resolves to, is refused by the address rules.
-func (s *Server) checkForwarded(ctx context.Context, proto, host, port string, d policy.NetDecision) error {
+// resolves to, is refused by the address rules, and otherwise returns
+// the address the upstream is to connect to: the first one checked.
+func (s *Server) checkForwarded(ctx context.Context, proto, host, port string, d policy.NetDecision) (netip.Addr, error) {
 	target := net.JoinHostPort(host, port)
 	addrs, err := s.resolve(ctx, d.Host)
 	if err != nil || len(addrs) == 0 {
@@ -63,23 +68,30 @@ func (s *Server) checkForwarded(ctx context.Context, proto, host, port string, d
 		if err != nil {
 			why = err.Error()
 		}
-		return s.refuse(proto, target, policy.NetDecision{Host: d.Host, Rule: "network.defaultAction \"proxy\"",
+		return netip.Addr{}, s.refuse(proto, target, policy.NetDecision{Host: d.Host, Rule: "network.defaultAction \"proxy\"",
 			Reason: fmt.Sprintf("fence could not resolve %s (%s), so it cannot check the addresses before forwarding it to the upstream proxy", d.Host, why),
 			Fix:    fmt.Sprintf("add %s to network.allowedDomains or network.deniedDomains, or make it resolve where fence runs", d.Host)})
 	}
 	for _, a := range addrs {
 		if ad := s.Policy.DecideAddr(d.Host, port, a); !ad.Allowed {
 			ad.Reason += "; such a host is not forwarded to the upstream proxy either"
-			return s.refuse(proto, target, ad)
+			return netip.Addr{}, s.refuse(proto, target, ad)
 		}
 	}
-	return nil
+	return addrs[0].Unmap(), nil
+}
+
+// checkedTarget is addr:port as the upstream is asked for it, an IPv6
+// address in brackets.
+func checkedTarget(addr netip.Addr, port string) string {
+	return net.JoinHostPort(addr.WithZone("").String(), port)
 }
 
 // forward opens a tunnel to host:port through the upstream proxy, for
 // CONNECT and SOCKS5.
 func (s *Server) forward(ctx context.Context, proto, host, port string, d policy.NetDecision) (net.Conn, error) {
-	if err := s.checkForwarded(ctx, proto, host, port, d); err != nil {
+	addr, err := s.checkForwarded(ctx, proto, host, port, d)
+	if err != nil {
 		return nil, err
 	}
 	u := s.Policy.Upstream
@@ -87,7 +99,7 @@ func (s *Server) forward(ctx context.Context, proto, host, port string, d policy
 	if err != nil {
 		return nil, err
 	}
-	tunnel, err := upstreamConnect(conn, net.JoinHostPort(d.Host, port), u.Authorization)
+	tunnel, err := upstreamConnect(conn, checkedTarget(addr, port), u.Authorization)
 	if err != nil {
 		conn.Close()
 		return nil, s.fail(proto, net.JoinHostPort(host, port), upstreamFailure(u, d.Host, err.Error()))
@@ -135,12 +147,18 @@ func upstreamConnect(conn net.Conn, target, auth string) (net.Conn, error) {
 }
 
 // forwardHTTP sends a plain HTTP request for a forwarded host to the
-// upstream proxy, as an absolute-URI request, and passes its answer on.
+// upstream proxy, as an absolute-URI request for the checked address
+// with the client's Host header, and passes its answer on.
 func (s *Server) forwardHTTP(w http.ResponseWriter, r *http.Request, port string, d policy.NetDecision) {
 	host := r.URL.Hostname()
+	addr, err := s.checkForwarded(r.Context(), "HTTP", host, port, d)
 	var ref *refused
-	if err := s.checkForwarded(r.Context(), "HTTP", host, port, d); errors.As(err, &ref) {
+	switch {
+	case errors.As(err, &ref):
 		refuseHTTP(w, "HTTP", r.URL.Host, ref)
+		return
+	case err != nil:
+		failHTTP(w, "HTTP", r.URL.Host, &failed{upstreamFailure(s.Policy.Upstream, d.Host, err.Error())})
 		return
 	}
 	u := s.Policy.Upstream
@@ -152,6 +170,14 @@ func (s *Server) forwardHTTP(w http.ResponseWriter, r *http.Request, port string
 		DisableKeepAlives: true,
 	}
 	out := outbound(r)
+	out.Host = r.Host
+	if out.Host == "" {
+		out.Host = r.URL.Host
+	}
+	// The request line names the checked address; net/http writes
+	// out.Host there unless the URL is opaque.
+	out.URL.Host = checkedTarget(addr, port)
+	out.URL.Opaque = "//" + out.URL.Host + out.URL.EscapedPath()
 	if u.Authorization != "" {
 		out.Header.Set("Proxy-Authorization", u.Authorization)
 	}

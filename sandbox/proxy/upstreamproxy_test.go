@@ -29,13 +29,18 @@ type upstreamProxy struct {
 	dialTo string
 	status int
 	mu     sync.Mutex
-	seen   []string // "CONNECT host:port" or "GET http://host/path", with " auth=…"
+	seen   []string // "CONNECT host:port" or "GET http://host/path host=…", with " auth=…"
 }
 
 func newUpstreamProxy(t *testing.T, dialTo string, status int) *upstreamProxy {
 	t.Helper()
 	u := &upstreamProxy{dialTo: dialTo, status: status}
-	srv := httptest.NewServer(http.HandlerFunc(u.serve))
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(u.serve))
+	srv.Listener = &recordingListener{srv.Listener}
+	srv.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		return context.WithValue(ctx, recordedKey{}, c)
+	}
+	srv.Start()
 	t.Cleanup(srv.Close)
 	u.addr = srv.Listener.Addr().String()
 	return u
@@ -43,6 +48,9 @@ func newUpstreamProxy(t *testing.T, dialTo string, status int) *upstreamProxy {
 
 func (u *upstreamProxy) serve(w http.ResponseWriter, r *http.Request) {
 	what := r.Method + " " + r.RequestURI
+	if r.Method != http.MethodConnect {
+		what += " host=" + sentHost(r)
+	}
 	if auth := r.Header.Get("Proxy-Authorization"); auth != "" {
 		what += " auth=" + auth
 	}
@@ -53,7 +61,7 @@ func (u *upstreamProxy) serve(w http.ResponseWriter, r *http.Request) {
 	case u.status != 0:
 		http.Error(w, "upstream says no", u.status)
 	case r.Method != http.MethodConnect:
-		fmt.Fprintf(w, "from upstream for %s", r.URL.Host)
+		fmt.Fprintf(w, "from upstream for %s", sentHost(r))
 	default:
 		target, err := net.Dial("tcp", u.dialTo)
 		if err != nil {
@@ -69,6 +77,60 @@ func (u *upstreamProxy) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(client, "HTTP/1.1 200 OK\r\n\r\n")
 		splice(client, target)
 	}
+}
+
+// recordingListener keeps what its connections read, so the upstream
+// can tell the Host header a client sent: net/http replaces it with an
+// absolute URI's host.
+type recordingListener struct{ net.Listener }
+
+type recordedKey struct{}
+
+type recordingConn struct {
+	net.Conn
+	mu   sync.Mutex
+	read []byte
+}
+
+func (l *recordingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &recordingConn{Conn: c}, nil
+}
+
+func (c *recordingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.mu.Lock()
+	c.read = append(c.read, p[:n]...)
+	c.mu.Unlock()
+	return n, err
+}
+
+// CloseWrite passes a half close on, as splice needs.
+func (c *recordingConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Conn.Close()
+}
+
+// sentHost is the last Host header the client sent on r's connection.
+func sentHost(r *http.Request) string {
+	c, _ := r.Context().Value(recordedKey{}).(*recordingConn)
+	if c == nil {
+		return "?"
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	host := "none"
+	for _, line := range strings.Split(string(c.read), "\r\n") {
+		if v, ok := strings.CutPrefix(line, "Host: "); ok {
+			host = v
+		}
+	}
+	return host
 }
 
 // take returns what the upstream was asked so far and forgets it.
@@ -97,6 +159,12 @@ func forwardRig(t *testing.T, upstreamAddr func(target string) string) *rig {
 			"mixed.test":   {"8.8.8.8", "10.0.0.5"},
 			"metaunk.test": {"169.254.169.254"},
 			"local.test":   {"127.0.0.2"},
+			"v6.test":      {"2001:4860:4860::8888"},
+		},
+		sequences: map[string][][]string{
+			"rebind-http.test":    {{"8.8.8.8"}, {"127.0.0.1"}},
+			"rebind-connect.test": {{"8.8.8.8"}, {"127.0.0.1"}},
+			"rebind-socks.test":   {{"8.8.8.8"}, {"169.254.169.254"}},
 		},
 	})
 }
@@ -104,8 +172,9 @@ func forwardRig(t *testing.T, upstreamAddr func(target string) string) *rig {
 var aliceAuth = "auth=Basic " + base64.StdEncoding.EncodeToString([]byte("alice:s3cret"))
 
 // TestForwardToUpstream: under defaultAction "proxy" a host no domain rule
-// names reaches the upstream by name, with the credentials (HTTP as an
-// absolute-URI request, CONNECT and SOCKS5 as a CONNECT); an allowed host
+// names reaches the upstream as the address fence checked, with the
+// credentials (HTTP as an absolute-URI request keeping the Host header,
+// CONNECT and SOCKS5 as a CONNECT); an allowed host
 // goes direct; a denied one, or one whose addresses the address rules
 // refuse, never reaches the upstream.
 func TestForwardToUpstream(t *testing.T) {
@@ -121,9 +190,10 @@ func TestForwardToUpstream(t *testing.T) {
 		body   string // a part of the body, or of X-Fence-Reason when refused
 		seen   []string
 	}{
-		{"other.test", 200, "from upstream for other.test:" + r.target, []string{"GET http://other.test:" + r.target + "/ " + aliceAuth}},
-		{"OTHER.test.", 200, "from upstream for OTHER.test.:" + r.target, []string{"GET http://OTHER.test.:" + r.target + "/ " + aliceAuth}},
-		{"twopub.test", 200, "from upstream", []string{"GET http://twopub.test:" + r.target + "/ " + aliceAuth}},
+		{"other.test", 200, "from upstream for other.test:" + r.target, []string{"GET http://8.8.8.8:" + r.target + "/ host=other.test:" + r.target + " " + aliceAuth}},
+		{"OTHER.test.", 200, "from upstream for OTHER.test.:" + r.target, []string{"GET http://8.8.8.8:" + r.target + "/ host=OTHER.test.:" + r.target + " " + aliceAuth}},
+		{"twopub.test", 200, "from upstream", []string{"GET http://8.8.8.8:" + r.target + "/ host=twopub.test:" + r.target + " " + aliceAuth}},
+		{"v6.test", 200, "from upstream for v6.test:" + r.target, []string{"GET http://[2001:4860:4860::8888]:" + r.target + "/ host=v6.test:" + r.target + " " + aliceAuth}},
 		{"allowed.test", 200, "hello", nil},
 		{"bad.wild.test", 403, `denied by network.deniedDomains`, nil},
 		{"private.test", 403, "resolves to 10.0.0.5, a private", nil},
@@ -152,8 +222,8 @@ func TestForwardToUpstream(t *testing.T) {
 			t.Errorf("GET %s: the upstream saw %q, want %q", tt.host, seen, tt.seen)
 		}
 	}
-	if dialed := r.takeDialed(); fmt.Sprint(dialed) != fmt.Sprintf("[%s %s %s 127.0.0.1:%s]", up.addr, up.addr, up.addr, r.target) {
-		t.Errorf("the proxy dialled %v, want the target once (allowed.test) and the upstream thrice", dialed)
+	if dialed := r.takeDialed(); fmt.Sprint(dialed) != fmt.Sprintf("[%s %s %s %s 127.0.0.1:%s]", up.addr, up.addr, up.addr, up.addr, r.target) {
+		t.Errorf("the proxy dialled %v, want the target once (allowed.test) and the upstream four times", dialed)
 	}
 
 	t.Run("CONNECT", func(t *testing.T) {
@@ -164,7 +234,7 @@ func TestForwardToUpstream(t *testing.T) {
 		if got, _ := io.ReadAll(c); !strings.HasSuffix(string(got), "hello") {
 			t.Errorf("through the forwarded tunnel: %q", got)
 		}
-		if seen := up.take(); fmt.Sprint(seen) != fmt.Sprint([]string{"CONNECT " + target + " " + aliceAuth}) {
+		if seen := up.take(); fmt.Sprint(seen) != fmt.Sprint([]string{"CONNECT 8.8.8.8:" + r.target + " " + aliceAuth}) {
 			t.Errorf("the upstream saw %q", seen)
 		}
 		for _, host := range []string{"bad.wild.test", "private.test"} {
@@ -195,10 +265,46 @@ func TestForwardToUpstream(t *testing.T) {
 		if _, err := d.Dial("tcp", net.JoinHostPort("metaunk.test", r.target)); err == nil {
 			t.Error("SOCKS5 to metaunk.test went through")
 		}
-		if seen := up.take(); fmt.Sprint(seen) != fmt.Sprint([]string{"CONNECT other.test:" + r.target + " " + aliceAuth}) {
+		if seen := up.take(); fmt.Sprint(seen) != fmt.Sprint([]string{"CONNECT 8.8.8.8:" + r.target + " " + aliceAuth}) {
 			t.Errorf("the upstream saw %q", seen)
 		}
 	})
+}
+
+// TestForwardRebinding: a name whose first answer is public and whose
+// next is loopback or the metadata address reaches the upstream as the
+// address fence checked, by HTTP, CONNECT and SOCKS5: the upstream is
+// never given the name to resolve again.
+func TestForwardRebinding(t *testing.T) {
+	var up *upstreamProxy
+	r := forwardRig(t, func(target string) string {
+		up = newUpstreamProxy(t, net.JoinHostPort("127.0.0.1", target), 0)
+		return up.addr
+	})
+	resp, err := r.proxyClient().Get("http://" + net.JoinHostPort("rebind-http.test", r.target) + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	want := []string{"GET http://8.8.8.8:" + r.target + "/ host=rebind-http.test:" + r.target + " " + aliceAuth}
+	if seen := up.take(); resp.StatusCode != 200 || fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Errorf("HTTP: %d, the upstream saw %q, want 200 and %q", resp.StatusCode, seen, want)
+	}
+	c := openTunnel(t, r, net.JoinHostPort("rebind-connect.test", r.target))
+	c.Close()
+	d, err := xproxy.SOCKS5("tcp", r.socksProxy, nil, xproxy.Direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := d.Dial("tcp", net.JoinHostPort("rebind-socks.test", r.target))
+	if err != nil {
+		t.Fatalf("SOCKS5 to rebind-socks.test: %v", err)
+	}
+	sc.Close()
+	want = []string{"CONNECT 8.8.8.8:" + r.target + " " + aliceAuth, "CONNECT 8.8.8.8:" + r.target + " " + aliceAuth}
+	if seen := up.take(); fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Errorf("CONNECT and SOCKS5: the upstream saw %q, want %q", seen, want)
+	}
 }
 
 // TestForwardSNI: a direct tunnel may not carry a name only the upstream
@@ -262,7 +368,7 @@ func TestForwardUpstreamFails(t *testing.T) {
 		{"refusing", func(target string) string {
 			refusing = newUpstreamProxy(t, net.JoinHostPort("127.0.0.1", target), http.StatusForbidden)
 			return refusing.addr
-		}, `answered "403 Forbidden" to CONNECT other.test:`},
+		}, `answered "403 Forbidden" to CONNECT 8.8.8.8:`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := forwardRig(t, tt.upstream)

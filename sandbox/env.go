@@ -18,6 +18,15 @@ import (
 // (policy.LoaderEnvPatterns) whatever the policy says.
 const LoaderRule = "fence (the loaders' variables LD_*, DYLD_*)"
 
+// ShellStartupRule names the rule that removes BASH_ENV, which makes a
+// non-interactive bash source a file before its -c string, whose commands
+// the preflight never sees. env.allow does not lift it. (ENV is read by
+// interactive shells only, and apps use the name for their own ends.)
+const ShellStartupRule = "fence (the shells' startup variable BASH_ENV)"
+
+// shellStartupVars are the variables of ShellStartupRule.
+var shellStartupVars = []string{"BASH_ENV"}
+
 // SanitizeEnv removes loader-injection variables and the policy's env.deny
 // names (unless env.allow names them) and marks the sandbox. Patterns
 // match names without regard to case. It returns the new environment and
@@ -76,6 +85,9 @@ func newEnvMatcher(deny, allow []string) envMatcher {
 func (m envMatcher) removal(name string) (rule string, removed bool) {
 	if slices.ContainsFunc(policy.LoaderEnvPatterns, func(p string) bool { return strings.HasPrefix(name, strings.TrimSuffix(p, "*")) }) {
 		return LoaderRule, true
+	}
+	if slices.Contains(shellStartupVars, name) {
+		return ShellStartupRule, true
 	}
 	folded := foldEnv(name)
 	i := slices.IndexFunc(m.deny, func(p envPattern) bool { return p.match(folded) })

@@ -58,6 +58,8 @@ func TestEnvRemoval(t *testing.T) {
 		{"LD_PRELOAD", LoaderRule, true},
 		{"DYLD_INSERT_LIBRARIES", LoaderRule, true},
 		{"LD_KEEP_TOKEN", LoaderRule, true}, // env.allow does not lift the loader rule
+		{"BASH_ENV", ShellStartupRule, true},
+		{"ENV", "", false},
 		{"LDFLAGS", "", false},
 	}
 	for _, tt := range tests {

@@ -70,9 +70,13 @@ func protectFenceLog(pol *policy.Policy, path string) {
 }
 
 // logSplitter sends fence's own debug lines (-d) and, under -m, its
-// monitor lines to the log, and every other line (errors, warnings,
-// hints, refusals) on to stderr, where the caller sees them. It writes
-// whole lines; a last line without a newline goes out at Close.
+// monitor summary lines to the log, and every other line (errors,
+// warnings, hints, refusals) on to stderr, where the caller sees them.
+// Only known diagnostic lines are diverted: a line of any other kind
+// reaches stderr. A refusal ("fence: blocked …", a preflight verdict as
+// well as a monitored one) goes to both under -m, so a blocked command
+// never exits 125 without its reason on stderr. It writes whole lines;
+// a last line without a newline goes out at Close.
 type logSplitter struct {
 	mu      sync.Mutex
 	stderr  io.Writer
@@ -95,20 +99,31 @@ func (s *logSplitter) Write(p []byte) (int, error) {
 	}
 }
 
+// route writes line where it belongs; a lost line stops nothing, as on
+// a closed stderr.
 func (s *logSplitter) route(line []byte) {
-	w := s.stderr
-	if s.logged(line) {
-		w = s.log
+	toLog, toStderr := s.destinations(line)
+	if toLog {
+		s.log.Write(line)
 	}
-	w.Write(line) // a lost log line stops nothing, as on a closed stderr
+	if toStderr {
+		s.stderr.Write(line)
+	}
 }
 
-// logged says whether line belongs in the log.
-func (s *logSplitter) logged(line []byte) bool {
-	if bytes.HasPrefix(line, []byte("fence: debug: ")) {
-		return true
+// destinations says whether line goes to the log, to stderr, or both.
+func (s *logSplitter) destinations(line []byte) (toLog, toStderr bool) {
+	switch {
+	case bytes.HasPrefix(line, []byte("fence: debug: ")):
+		return true, false
+	case !s.monitor:
+		return false, true
+	case bytes.HasPrefix(line, []byte("fence: monitor: ")):
+		return true, false
+	case bytes.HasPrefix(line, []byte("fence: blocked ")):
+		return true, true
 	}
-	return s.monitor && (bytes.HasPrefix(line, []byte("fence: blocked ")) || bytes.HasPrefix(line, []byte("fence: monitor: ")))
+	return false, true
 }
 
 // Close writes out a last partial line and closes the log.

@@ -12,9 +12,9 @@ type closeBuffer struct{ bytes.Buffer }
 
 func (*closeBuffer) Close() error { return nil }
 
-// TestLogSplitter routes each line: debug lines, and monitor lines under
-// -m, to the log; everything else to stderr; lines split across writes
-// whole, a last partial line at Close.
+// TestLogSplitter routes each line: debug lines, and monitor summaries
+// under -m, to the log; refusals under -m to both; everything else to
+// stderr; lines split across writes whole, a last partial line at Close.
 func TestLogSplitter(t *testing.T) {
 	tests := []struct {
 		monitor     bool
@@ -24,7 +24,9 @@ func TestLogSplitter(t *testing.T) {
 		{false, []string{"fence: debug: a\nfence: warning: b\n"}, "fence: debug: a\n", "fence: warning: b\n"},
 		{false, []string{"fence: deb", "ug: split\n"}, "fence: debug: split\n", ""},
 		{false, []string{"fence: blocked http x — y\n"}, "", "fence: blocked http x — y\n"},
-		{true, []string{"fence: blocked http x — y\nfence: monitor: 1 connections blocked\n"}, "fence: blocked http x — y\nfence: monitor: 1 connections blocked\n", ""},
+		{true, []string{"fence: blocked http x — y\nfence: monitor: 1 connections blocked\n"}, "fence: blocked http x — y\nfence: monitor: 1 connections blocked\n", "fence: blocked http x — y\n"},
+		{true, []string{"fence: blocked \"git push\": matches command.deny \"git push\"\n"}, "fence: blocked \"git push\": matches command.deny \"git push\"\n", "fence: blocked \"git push\": matches command.deny \"git push\"\n"},
+		{true, []string{"fence: warning: w\nfence: hint: h\n"}, "", "fence: warning: w\nfence: hint: h\n"},
 		{true, []string{"fence: error: no\n", "fence: refused an exec\n"}, "", "fence: error: no\nfence: refused an exec\n"},
 		{false, []string{"fence: debug: no newline"}, "fence: debug: no newline", ""},
 	}

@@ -118,13 +118,15 @@ func TestExposeHostPathLandlockOnly(t *testing.T) {
 	}
 }
 
-// TestFenceLogFile sends -d and -m lines to the log, fence's warnings
-// and the command's output to stderr, and keeps the log out of the
+// TestFenceLogFile sends -d and -m lines to the log, fence's warnings,
+// refusals (also logged under -m) and the command's output to stderr,
+// so a command refused before it starts exits 125 with its reason on
+// stderr; and keeps the log out of the
 // command's reach although it lies in the writable workspace: not
 // inherited, read-only inside, and never opened through a link a
 // command planted there before.
 func TestFenceLogFile(t *testing.T) {
-	const policy = `{"filesystem": {"allowWrite": ["."]}}`
+	const policy = `{"filesystem": {"allowWrite": ["."]}, "command": {"deny": ["git push"]}}`
 	connect := `exec 3<>/dev/tcp/127.0.0.1/3128 && printf 'CONNECT blocked.example:443 HTTP/1.1\r\nHost: blocked.example:443\r\n\r\n' >&3 && head -1 <&3;`
 	for _, u := range users(t) {
 		t.Run(u.name, func(t *testing.T) {
@@ -133,8 +135,11 @@ func TestFenceLogFile(t *testing.T) {
 			script := connect + ` echo to-stderr >&2; ls -l /proc/self/fd/ | grep -c fence.log; echo pwned >> fence.log; rm -f fence.log; mv fence.log x`
 			r := w.fence(t, "", nil, "-d", "-m", "--fence-log-file", "fence.log", "-c", script)
 			check(t, r, 1, `^HTTP/1.1 403 .*\n0\n$`, `(?s)to-stderr.*fence.log: Read-only file system`)
-			if strings.Contains(r.stderr, "fence: debug:") || strings.Contains(r.stderr, "fence: blocked ") {
-				t.Errorf("debug or monitor lines on stderr:\n%s", r.stderr)
+			if strings.Contains(r.stderr, "fence: debug:") || strings.Contains(r.stderr, "fence: monitor: ") {
+				t.Errorf("debug or monitor summary lines on stderr:\n%s", r.stderr)
+			}
+			if !strings.Contains(r.stderr, "fence: blocked CONNECT blocked.example:443") {
+				t.Errorf("the refusal is missing from stderr:\n%s", r.stderr)
 			}
 			data, err := os.ReadFile(log)
 			must(t, err)
@@ -150,6 +155,10 @@ func TestFenceLogFile(t *testing.T) {
 			if fi, err := os.Stat(log); err != nil || fi.Mode().Perm() != 0o600 {
 				t.Errorf("log mode %v (%v), want 0600", fi.Mode(), err)
 			}
+
+			// A command refused before it starts: 125, the reason on stderr.
+			r = w.fence(t, "", nil, "-m", "--fence-log-file", "fence.log", "-c", "git push")
+			check(t, r, 125, "", `fence: blocked "git push": matches command\.deny "git push"`)
 
 			// A second run appends.
 			w.fence(t, "", nil, "-d", "--fence-log-file", "fence.log", "-c", "true")

@@ -88,7 +88,7 @@ func compilePolicy(pf *policyFlags) (*policy.Policy, *sandbox.Disk, error) {
 // compileResolved fixes the meaning of a loaded policy for this directory.
 func compileResolved(res *policy.Resolved, opts policy.Options) *policy.Policy {
 	return policy.Compile(res.Config, policy.Env{
-		Dir: opts.Dir, Root: policy.WorkspaceRoot(opts.Dir), Home: opts.Home, UserConfigDir: opts.UserConfigDir, ConfigFiles: res.Files, NoNetwork: res.NoNetwork,
+		Dir: opts.Dir, Root: policy.WorkspaceRoot(opts.Dir), Home: opts.Home, UserConfigDir: opts.UserConfigDir, ConfigFiles: res.Files, UpstreamCredentialFiles: res.CredentialFiles, NoNetwork: res.NoNetwork,
 		Origin: originOf(res), Firm: res.FromCommandLine,
 		DataHome: os.Getenv("XDG_DATA_HOME"), StateHome: os.Getenv("XDG_STATE_HOME"),
 		PathDirs: policy.PathDirs(os.Getenv("PATH")), FenceBinary: fenceBinary(), FenceInvoked: invokedAs,

@@ -27,6 +27,9 @@ type Env struct {
 	// there and below ~/.local/share and ~/.local/state alike.
 	DataHome, StateHome string
 	ConfigFiles         []string
+	// UpstreamCredentialFiles are the config files that hold the upstream
+	// proxy's credentials: unreadable inside (KeyUpstreamCredentials).
+	UpstreamCredentialFiles []string
 	// NoNetwork says --no-network emptied the network allowances
 	// (Resolved.NoNetwork): a refused connection then names the flag.
 	NoNetwork bool
@@ -255,7 +258,7 @@ func Compile(c Config, env Env) *Policy {
 	p.UnixSockets = exp.rules(c.Network.AllowUnixSockets, "network.allowUnixSockets", false)
 	p.AllUnixSockets = c.Network.AllowAllUnixSockets
 	p.Write = exp.rules(fs.AllowWrite, "filesystem.allowWrite", false)
-	p.DenyRead = exp.rules(fs.DenyRead, "filesystem.denyRead", true)
+	p.DenyRead = append(exp.rules(fs.DenyRead, "filesystem.denyRead", true), upstreamCredentialRules(env, exp)...)
 	p.DenyWrite = append(exp.rules(fs.DenyWrite, "filesystem.denyWrite", true), mandatoryDenyWrite(c, env, exp, p.Write)...)
 	return p
 }

@@ -41,6 +41,9 @@ type Resolved struct {
 	// NoNetwork is set when --no-network emptied the network allowances,
 	// so that a refusal names the flag rather than a key to edit.
 	NoNetwork bool
+	// CredentialFiles are the files of the chain whose
+	// network.upstreamProxy carries credentials (KeyUpstreamCredentials).
+	CredentialFiles []string
 
 	origins map[string]Origin
 }
@@ -72,7 +75,7 @@ func Load(opts Options) (*Resolved, error) {
 	if err := l.checkUpstream(cfg); err != nil {
 		return nil, err
 	}
-	return &Resolved{Config: cfg, Chain: chain, Files: l.files, Hashes: l.hashes, origins: l.origins}, nil
+	return &Resolved{Config: cfg, Chain: chain, Files: l.files, CredentialFiles: l.credentialFiles, Hashes: l.hashes, origins: l.origins}, nil
 }
 
 type loader struct {
@@ -83,6 +86,7 @@ type loader struct {
 	// defaultActionFrom is the file nearest the root that sets
 	// network.defaultAction (see noteDefaultAction).
 	defaultActionFrom *parsed
+	credentialFiles   []string
 }
 
 // UserConfigPaths are the files that make up the user config, in the order
@@ -189,6 +193,7 @@ func (l *loader) abs(path string) string {
 func (l *loader) resolve(src Source, p *parsed, stack Chain) (Config, Chain, error) {
 	stack = append(stack, src)
 	l.noteDefaultAction(src, p)
+	l.noteUpstreamCredentials(src, p)
 	forEachList(&p.cfg, func(key string, values []string) {
 		for i, v := range values {
 			l.origins[key+"\x00"+v] = Origin{Source: src, Pos: p.pos[fmt.Sprintf("%s[%d]", key, i)]}

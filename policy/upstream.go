@@ -160,6 +160,42 @@ func (l *loader) noteDefaultAction(src Source, p *parsed) {
 	}
 }
 
+// KeyUpstreamCredentials is the rule that keeps a config file holding
+// the upstream proxy's user name and password unreadable inside the
+// sandbox: the command could otherwise read the password and use it.
+const KeyUpstreamCredentials = "mandatory.upstreamCredentials"
+
+// noteUpstreamCredentials remembers a file of the chain whose
+// network.upstreamProxy carries a user name or password.
+func (l *loader) noteUpstreamCredentials(src Source, p *parsed) {
+	if src.Path == "" || !proxyURLHasCredentials(p.cfg.Network.UpstreamProxy) || slices.Contains(l.credentialFiles, src.Path) {
+		return
+	}
+	l.credentialFiles = append(l.credentialFiles, src.Path)
+}
+
+// proxyURLHasCredentials says whether raw names a user (with or without
+// a password) before its host, parsed or not: an unparsable URL with an
+// "@" is counted, to fail closed.
+func proxyURLHasCredentials(raw string) bool {
+	if u, err := url.Parse(raw); err == nil {
+		return u.User != nil
+	}
+	return strings.Contains(raw, "@")
+}
+
+// upstreamCredentialRules deny reading the config files that hold the
+// upstream proxy's credentials.
+func upstreamCredentialRules(env Env, exp expander) []Rule {
+	var out []Rule
+	for _, f := range env.UpstreamCredentialFiles {
+		r := exp.rule(f, "always protected: holds network.upstreamProxy's credentials", false)
+		r.Key, r.Source = KeyUpstreamCredentials, "fence (always protected)"
+		out = append(out, r)
+	}
+	return out
+}
+
 // checkUpstream refuses a merged config whose defaultAction is "proxy"
 // with no upstreamProxy to forward to, pointing at the file that asked.
 func (l *loader) checkUpstream(c Config) error {

@@ -261,3 +261,22 @@ func TestLintUpstreamUnused(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyURLHasCredentials: a URL naming a user counts, with or without
+// a password, and one that does not parse but holds an "@" too.
+func TestProxyURLHasCredentials(t *testing.T) {
+	for _, tt := range []struct {
+		raw  string
+		want bool
+	}{
+		{"http://127.0.0.1:8080", false},
+		{"http://alice:s3cret@127.0.0.1:8080", true},
+		{"http://alice@127.0.0.1:8080", true},
+		{"http://a%zz:x@127.0.0.1:8080", true},
+		{"", false},
+	} {
+		if got := proxyURLHasCredentials(tt.raw); got != tt.want {
+			t.Errorf("proxyURLHasCredentials(%q) = %v, want %v", tt.raw, got, tt.want)
+		}
+	}
+}

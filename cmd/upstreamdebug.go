@@ -14,5 +14,5 @@ func printUpstreamDebug(w io.Writer, p *sandbox.Plan) {
 	if p.Proxy == nil || p.Proxy.Upstream == nil {
 		return
 	}
-	fmt.Fprintf(w, "fence: debug: network: hosts no domain rule names go to the upstream proxy %s (network.defaultAction \"proxy\"), by name, once every address they resolve to passes the address rules; denied hosts never do\n", p.Proxy.Upstream.URL())
+	fmt.Fprintf(w, "fence: debug: network: hosts no domain rule names go to the upstream proxy %s (network.defaultAction \"proxy\") as the first address they resolve to, once every address passes the address rules; denied hosts never do\n", p.Proxy.Upstream.URL())
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,27 +18,7 @@ import (
 // 0 and nothing on stderr, and every answer is one Codex accepts: a deny
 // with a reason, or an allow with updatedInput.
 func TestHookCodex(t *testing.T) {
-	work := hookWorkspace(t)
-	events, err := filepath.Glob(filepath.Join(testdata, "hooks/codex/*.json"))
-	must(t, err)
-	if len(events) == 0 {
-		t.Fatal("no events in testdata/hooks/codex")
-	}
-	fill := strings.NewReplacer("$WORK", work, "$FENCE", selfPath())
-	unfill := strings.NewReplacer(work, "$WORK", selfPath(), "$FENCE")
-	for _, ev := range events {
-		name := strings.TrimSuffix(filepath.Base(ev), ".json")
-		t.Run(name, func(t *testing.T) {
-			raw, err := os.ReadFile(ev)
-			must(t, err)
-			out, errOut, code := runHook(t, []string{"hook", "codex", "-s", work + "/fence.jsonc"}, []byte(fill.Replace(string(raw))))
-			if code != 0 || errOut != "" {
-				t.Errorf("exit %d, stderr %q; want 0 and nothing", code, errOut)
-			}
-			codexAcceptable(t, out)
-			golden(t, "hooks/codex/"+name+".out", []byte(unfill.Replace(out)))
-		})
-	}
+	hookGoldens(t, "codex", func(t *testing.T, out string) { codexAcceptable(t, out) })
 }
 
 // codexAcceptable fails unless out is no answer, a deny with a reason, or

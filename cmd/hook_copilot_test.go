@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,30 +19,12 @@ import (
 // -update. Every answer comes with exit status 0 and nothing on stderr,
 // and is one JSON object or nothing.
 func TestHookCopilot(t *testing.T) {
-	work := hookWorkspace(t)
-	events, err := filepath.Glob(filepath.Join(testdata, "hooks/copilot/*.json"))
-	must(t, err)
-	if len(events) == 0 {
-		t.Fatal("no events in testdata/hooks/copilot")
-	}
-	fill := strings.NewReplacer("$WORK", work, "$FENCE", selfPath())
-	unfill := strings.NewReplacer(work, "$WORK", selfPath(), "$FENCE")
-	for _, ev := range events {
-		name := strings.TrimSuffix(filepath.Base(ev), ".json")
-		t.Run(name, func(t *testing.T) {
-			raw, err := os.ReadFile(ev)
-			must(t, err)
-			out, errOut, code := runHook(t, []string{"hook", "copilot", "-s", work + "/fence.jsonc"}, []byte(fill.Replace(string(raw))))
-			if code != 0 || errOut != "" {
-				t.Errorf("exit %d, stderr %q; want 0 and nothing", code, errOut)
-			}
-			var ans map[string]any
-			if out != "" && json.Unmarshal([]byte(out), &ans) != nil {
-				t.Errorf("answer %q is not one JSON object", out)
-			}
-			golden(t, "hooks/copilot/"+name+".out", []byte(unfill.Replace(out)))
-		})
-	}
+	hookGoldens(t, "copilot", func(t *testing.T, out string) {
+		var ans map[string]any
+		if out != "" && json.Unmarshal([]byte(out), &ans) != nil {
+			t.Errorf("answer %q is not one JSON object", out)
+		}
+	})
 }
 
 // TestHookCopilotRewrite: a rewritten bash call keeps every other

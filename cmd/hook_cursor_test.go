@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,28 +17,7 @@ import (
 // $FENCE the running fence) and compares the answer with NAME.out,
 // rewritten under -update. Every answer comes with exit status 0 and
 // nothing on stderr.
-func TestHookCursor(t *testing.T) {
-	work := hookWorkspace(t)
-	events, err := filepath.Glob(filepath.Join(testdata, "hooks/cursor/*.json"))
-	must(t, err)
-	if len(events) == 0 {
-		t.Fatal("no events in testdata/hooks/cursor")
-	}
-	fill := strings.NewReplacer("$WORK", work, "$FENCE", selfPath())
-	unfill := strings.NewReplacer(work, "$WORK", selfPath(), "$FENCE")
-	for _, ev := range events {
-		name := strings.TrimSuffix(filepath.Base(ev), ".json")
-		t.Run(name, func(t *testing.T) {
-			raw, err := os.ReadFile(ev)
-			must(t, err)
-			out, errOut, code := runHook(t, []string{"hook", "cursor", "-s", work + "/fence.jsonc"}, []byte(fill.Replace(string(raw))))
-			if code != 0 || errOut != "" {
-				t.Errorf("exit %d, stderr %q; want 0 and nothing", code, errOut)
-			}
-			golden(t, "hooks/cursor/"+name+".out", []byte(unfill.Replace(out)))
-		})
-	}
-}
+func TestHookCursor(t *testing.T) { hookGoldens(t, "cursor", nil) }
 
 // TestHookCursorEntryPoints: upstream's entry point answers as fence
 // hook cursor does, and two agents named at once are an error.

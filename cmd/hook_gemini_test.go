@@ -20,29 +20,11 @@ import (
 // status 0 and nothing on stderr: Gemini runs the tool after a hook that
 // exits otherwise.
 func TestHookGemini(t *testing.T) {
-	work := hookWorkspace(t)
-	events, err := filepath.Glob(filepath.Join(testdata, "hooks/gemini/*.json"))
-	must(t, err)
-	if len(events) == 0 {
-		t.Fatal("no events in testdata/hooks/gemini")
-	}
-	fill := strings.NewReplacer("$WORK", work, "$FENCE", selfPath())
-	unfill := strings.NewReplacer(work, "$WORK", selfPath(), "$FENCE")
-	for _, ev := range events {
-		name := strings.TrimSuffix(filepath.Base(ev), ".json")
-		t.Run(name, func(t *testing.T) {
-			raw, err := os.ReadFile(ev)
-			must(t, err)
-			out, errOut, code := runHook(t, []string{"hook", "gemini", "-s", work + "/fence.jsonc"}, []byte(fill.Replace(string(raw))))
-			if code != 0 || errOut != "" {
-				t.Errorf("exit %d, stderr %q; want 0 and nothing", code, errOut)
-			}
-			if out != "" && !json.Valid([]byte(out)) {
-				t.Errorf("the answer %q is not one JSON value", out)
-			}
-			golden(t, "hooks/gemini/"+name+".out", []byte(unfill.Replace(out)))
-		})
-	}
+	hookGoldens(t, "gemini", func(t *testing.T, out string) {
+		if out != "" && !json.Valid([]byte(out)) {
+			t.Errorf("the answer %q is not one JSON value", out)
+		}
+	})
 }
 
 // TestHookGeminiRewrite: the rewritten command is this fence running

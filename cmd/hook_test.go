@@ -67,12 +67,19 @@ func runHook(t testing.TB, args []string, event []byte) (string, string, int) {
 // with $WORK the workspace and $FENCE the running fence) and compares
 // the answer with NAME.out, rewritten under -update. Every answer comes
 // with exit status 0 and nothing on stderr.
-func TestHookClaude(t *testing.T) {
+func TestHookClaude(t *testing.T) { hookGoldens(t, "claude", nil) }
+
+// hookGoldens answers each event in testdata/hooks/AGENT (NAME.json, with
+// $WORK the workspace and $FENCE the running fence) with the workspace's
+// policy, and compares the answer with NAME.out, rewritten under
+// -update. Every answer comes with exit status 0 and nothing on stderr;
+// check, when not nil, holds what else the agent needs of an answer.
+func hookGoldens(t *testing.T, agent string, check func(t *testing.T, out string)) {
 	work := hookWorkspace(t)
-	events, err := filepath.Glob(filepath.Join(testdata, "hooks/claude/*.json"))
+	events, err := filepath.Glob(filepath.Join(testdata, "hooks", agent, "*.json"))
 	must(t, err)
 	if len(events) == 0 {
-		t.Fatal("no events in testdata/hooks/claude")
+		t.Fatalf("no events in testdata/hooks/%s", agent)
 	}
 	fill := strings.NewReplacer("$WORK", work, "$FENCE", selfPath())
 	unfill := strings.NewReplacer(work, "$WORK", selfPath(), "$FENCE")
@@ -81,11 +88,14 @@ func TestHookClaude(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile(ev)
 			must(t, err)
-			out, errOut, code := runHook(t, []string{"hook", "claude", "-s", work + "/fence.jsonc"}, []byte(fill.Replace(string(raw))))
+			out, errOut, code := runHook(t, []string{"hook", agent, "-s", work + "/fence.jsonc"}, []byte(fill.Replace(string(raw))))
 			if code != 0 || errOut != "" {
 				t.Errorf("exit %d, stderr %q; want 0 and nothing", code, errOut)
 			}
-			golden(t, "hooks/claude/"+name+".out", []byte(unfill.Replace(out)))
+			if check != nil {
+				check(t, out)
+			}
+			golden(t, "hooks/"+agent+"/"+name+".out", []byte(unfill.Replace(out)))
 		})
 	}
 }

@@ -25,7 +25,7 @@ func TestHooksInstallCodex(t *testing.T) {
 			t.Cleanup(func() { testOnlyFenceExe = "" })
 			dir, err := filepath.Abs(filepath.Join("testdata", "hooks", "install-codex", name))
 			must(t, err)
-			home, settings := codexHome(t, dir)
+			home, settings := agentHome(t, "codex", dir)
 			code, out, errOut := fenceOut(t, "hooks", "print", "--codex")
 			if code != 0 {
 				compareGolden(t, filepath.Join(dir, "error.golden"), []byte(strings.ReplaceAll(errOut, home, "$HOME")))
@@ -37,7 +37,7 @@ func TestHooksInstallCodex(t *testing.T) {
 			}
 			compareGolden(t, filepath.Join(dir, "print.diff"), []byte(strings.ReplaceAll(out, home, "$HOME")))
 			wasJSON := name != "commented"
-			codexRun(t, "install")
+			hooksRun(t, "codex", "install")
 			installed := readOrNil(t, settings)
 			compareGolden(t, filepath.Join(dir, "after-install.json"), installed)
 			if wasJSON && !json.Valid(installed) {
@@ -47,37 +47,14 @@ func TestHooksInstallCodex(t *testing.T) {
 			if name == "installed" && baks != 0 {
 				t.Errorf("install of a file holding the hook already made a backup")
 			}
-			codexRun(t, "install")
+			hooksRun(t, "codex", "install")
 			compareGolden(t, filepath.Join(dir, "after-install.json"), readOrNil(t, settings))
 			if n := backupCount(t, settings); n != baks {
 				t.Errorf("second install made a backup: %d, was %d", n, baks)
 			}
-			codexRun(t, "uninstall")
+			hooksRun(t, "codex", "uninstall")
 			compareGolden(t, filepath.Join(dir, "after-uninstall.json"), readOrNil(t, settings))
 		})
-	}
-}
-
-// codexHome makes HOME with the case's hooks file in ~/.codex; it returns
-// HOME and the hooks file's path.
-func codexHome(t *testing.T, dir string) (home, settings string) {
-	home = filepath.Join(workIn(t, "home"), "home")
-	t.Setenv("CODEX_HOME", "")
-	settings = filepath.Join(home, ".codex", "hooks.json")
-	before, err := os.ReadFile(filepath.Join(dir, "before.json"))
-	if os.IsNotExist(err) {
-		return home, settings
-	}
-	must(t, err)
-	must(t, os.MkdirAll(filepath.Dir(settings), 0o700))
-	must(t, os.WriteFile(settings, before, 0o640))
-	return home, settings
-}
-
-func codexRun(t *testing.T, action string) {
-	t.Helper()
-	if code, _, stderr := fenceOut(t, "hooks", action, "--codex"); code != 0 {
-		t.Fatalf("%s: exit %d\n%s", action, code, stderr)
 	}
 }
 

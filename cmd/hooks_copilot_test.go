@@ -25,7 +25,7 @@ func TestHooksInstallCopilot(t *testing.T) {
 			t.Cleanup(func() { testOnlyFenceExe = "" })
 			dir, err := filepath.Abs(filepath.Join("testdata", "hooks", "install-copilot", name))
 			must(t, err)
-			home, settings := copilotHome(t, dir)
+			home, settings := agentHome(t, "copilot", dir)
 			code, out, errOut := fenceOut(t, "hooks", "print", "--copilot")
 			if code != 0 {
 				compareGolden(t, filepath.Join(dir, "error.golden"), []byte(strings.ReplaceAll(errOut, home, "$HOME")))
@@ -40,7 +40,7 @@ func TestHooksInstallCopilot(t *testing.T) {
 			if _, err := os.Stat(settings); name == "nofile" && err == nil {
 				t.Fatal("print wrote the file")
 			}
-			copilotRun(t, "install")
+			hooksRun(t, "copilot", "install")
 			installed := readOrNil(t, settings)
 			compareGolden(t, filepath.Join(dir, "after-install.json"), installed)
 			if _, err := hujson.Standardize(installed); err != nil {
@@ -53,30 +53,15 @@ func TestHooksInstallCopilot(t *testing.T) {
 			if name == "installed" && baks != 0 {
 				t.Errorf("install of a file holding the hook already made a backup")
 			}
-			copilotRun(t, "install")
+			hooksRun(t, "copilot", "install")
 			compareGolden(t, filepath.Join(dir, "after-install.json"), readOrNil(t, settings))
 			if n := backupCount(t, settings); n != baks {
 				t.Errorf("second install made a backup: %d, was %d", n, baks)
 			}
-			copilotRun(t, "uninstall")
+			hooksRun(t, "copilot", "uninstall")
 			compareGolden(t, filepath.Join(dir, "after-uninstall.json"), readOrNil(t, settings))
 		})
 	}
-}
-
-// copilotHome makes HOME with the case's hook file as
-// ~/.copilot/hooks/fence.json; it returns HOME and the file's path.
-func copilotHome(t *testing.T, dir string) (home, settings string) {
-	home = filepath.Join(workIn(t, "home"), "home")
-	settings = filepath.Join(home, ".copilot", "hooks", "fence.json")
-	before, err := os.ReadFile(filepath.Join(dir, "before.json"))
-	if os.IsNotExist(err) {
-		return home, settings
-	}
-	must(t, err)
-	must(t, os.MkdirAll(filepath.Dir(settings), 0o700))
-	must(t, os.WriteFile(settings, before, 0o640))
-	return home, settings
 }
 
 // copilotModes: a hook file fence made is the user's alone, and so are
@@ -89,13 +74,6 @@ func copilotModes(t *testing.T, settings string) {
 		if fi.Mode().Perm() != want {
 			t.Errorf("%s has mode %v, want %v", path, fi.Mode().Perm(), want)
 		}
-	}
-}
-
-func copilotRun(t *testing.T, action string, args ...string) {
-	t.Helper()
-	if code, _, stderr := fenceOut(t, append([]string{"hooks", action, "--copilot"}, args...)...); code != 0 {
-		t.Fatalf("%s: exit %d\n%s", action, code, stderr)
 	}
 }
 
@@ -118,7 +96,7 @@ func TestHooksCopilotFile(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "home", ".copilot")); err == nil {
 		t.Error("install --file made ~/.copilot")
 	}
-	copilotRun(t, "uninstall", "--file", file)
+	hooksRun(t, "copilot", "uninstall", "--file", file)
 	if got := string(readOrNil(t, filepath.Join(dir, file))); strings.Contains(got, "fence") {
 		t.Errorf("after uninstall %s holds:\n%s", file, got)
 	}

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,7 +22,7 @@ func TestHooksInstallCursor(t *testing.T) {
 			t.Cleanup(func() { testOnlyFenceExe = "" })
 			dir, err := filepath.Abs(filepath.Join("testdata", "hooks", "install-cursor", name))
 			must(t, err)
-			home, settings := cursorHome(t, dir)
+			home, settings := agentHome(t, "cursor", dir)
 			code, out, errOut := fenceOut(t, "hooks", "print", "--cursor")
 			if code != 0 {
 				compareGolden(t, filepath.Join(dir, "error.golden"), []byte(strings.ReplaceAll(errOut, home, "$HOME")))
@@ -34,42 +33,20 @@ func TestHooksInstallCursor(t *testing.T) {
 				return
 			}
 			compareGolden(t, filepath.Join(dir, "print.diff"), []byte(strings.ReplaceAll(out, home, "$HOME")))
-			cursorRun(t, "install")
+			hooksRun(t, "cursor", "install")
 			compareGolden(t, filepath.Join(dir, "after-install.json"), readOrNil(t, settings))
 			baks := backupCount(t, settings)
 			if name == "installed" && baks != 0 {
 				t.Errorf("install of a file holding the hooks already made a backup")
 			}
-			cursorRun(t, "install")
+			hooksRun(t, "cursor", "install")
 			compareGolden(t, filepath.Join(dir, "after-install.json"), readOrNil(t, settings))
 			if n := backupCount(t, settings); n != baks {
 				t.Errorf("second install made a backup: %d, was %d", n, baks)
 			}
-			cursorRun(t, "uninstall")
+			hooksRun(t, "cursor", "uninstall")
 			compareGolden(t, filepath.Join(dir, "after-uninstall.json"), readOrNil(t, settings))
 		})
-	}
-}
-
-// cursorHome makes HOME with the case's hooks file in ~/.cursor; it
-// returns HOME and the hooks file's path.
-func cursorHome(t *testing.T, dir string) (home, settings string) {
-	home = filepath.Join(workIn(t, "home"), "home")
-	settings = filepath.Join(home, ".cursor", "hooks.json")
-	before, err := os.ReadFile(filepath.Join(dir, "before.json"))
-	if os.IsNotExist(err) {
-		return home, settings
-	}
-	must(t, err)
-	must(t, os.MkdirAll(filepath.Dir(settings), 0o700))
-	must(t, os.WriteFile(settings, before, 0o640))
-	return home, settings
-}
-
-func cursorRun(t *testing.T, action string) {
-	t.Helper()
-	if code, _, stderr := fenceOut(t, "hooks", action, "--cursor"); code != 0 {
-		t.Fatalf("%s: exit %d\n%s", action, code, stderr)
 	}
 }
 

@@ -24,7 +24,7 @@ func TestHooksInstallGemini(t *testing.T) {
 			t.Cleanup(func() { testOnlyFenceExe = "" })
 			dir, err := filepath.Abs(filepath.Join("testdata", "hooks", "install-gemini", name))
 			must(t, err)
-			home, settings := geminiHome(t, dir)
+			home, settings := agentHome(t, "gemini", dir)
 			code, out, errOut := fenceOut(t, "hooks", "print", "--gemini")
 			if code != 0 {
 				compareGolden(t, filepath.Join(dir, "error.golden"), []byte(strings.ReplaceAll(errOut, home, "$HOME")))
@@ -38,42 +38,20 @@ func TestHooksInstallGemini(t *testing.T) {
 				return
 			}
 			compareGolden(t, filepath.Join(dir, "print.diff"), []byte(strings.ReplaceAll(out, home, "$HOME")))
-			geminiRun(t, "install")
+			hooksRun(t, "gemini", "install")
 			compareGolden(t, filepath.Join(dir, "after-install.json"), readOrNil(t, settings))
 			baks := backupCount(t, settings)
 			if name == "installed" && baks != 0 {
 				t.Errorf("install of a file holding the hook already made a backup")
 			}
-			geminiRun(t, "install")
+			hooksRun(t, "gemini", "install")
 			compareGolden(t, filepath.Join(dir, "after-install.json"), readOrNil(t, settings))
 			if n := backupCount(t, settings); n != baks {
 				t.Errorf("second install made a backup: %d, was %d", n, baks)
 			}
-			geminiRun(t, "uninstall")
+			hooksRun(t, "gemini", "uninstall")
 			compareGolden(t, filepath.Join(dir, "after-uninstall.json"), readOrNil(t, settings))
 		})
-	}
-}
-
-// geminiHome makes HOME with the case's settings file in ~/.gemini; it
-// returns HOME and the settings file's path.
-func geminiHome(t *testing.T, dir string) (home, settings string) {
-	home = filepath.Join(workIn(t, "home"), "home")
-	settings = filepath.Join(home, ".gemini", "settings.json")
-	before, err := os.ReadFile(filepath.Join(dir, "before.json"))
-	if os.IsNotExist(err) {
-		return home, settings
-	}
-	must(t, err)
-	must(t, os.MkdirAll(filepath.Dir(settings), 0o700))
-	must(t, os.WriteFile(settings, before, 0o640))
-	return home, settings
-}
-
-func geminiRun(t *testing.T, action string) {
-	t.Helper()
-	if code, _, stderr := fenceOut(t, "hooks", action, "--gemini"); code != 0 {
-		t.Fatalf("%s: exit %d\n%s", action, code, stderr)
 	}
 }
 
@@ -97,18 +75,11 @@ func TestHooksGeminiFlags(t *testing.T) {
 	if strings.Count(got, `"/usr/local/bin/fence hook gemini --template code"`) != 1 {
 		t.Errorf("settings.json holds:\n%s\nwant the entry with --template code once", got)
 	}
-	geminiRunFile(t, "uninstall", file)
+	hooksRun(t, "gemini", "uninstall", "--file", file)
 	before := readOrNil(t, file)
 	code, _, errOut = fenceOut(t, "hooks", "uninstall", "--gemini", "--file", file)
 	if code != 0 || !strings.Contains(errOut, "nothing changed") || string(readOrNil(t, file)) != string(before) {
 		t.Errorf("second uninstall: exit %d, %q; want nothing changed", code, errOut)
-	}
-}
-
-func geminiRunFile(t *testing.T, action, file string) {
-	t.Helper()
-	if code, _, stderr := fenceOut(t, "hooks", action, "--gemini", "--file", file); code != 0 {
-		t.Fatalf("%s: exit %d\n%s", action, code, stderr)
 	}
 }
 

@@ -361,3 +361,31 @@ func TestHooksAgentHomeMoved(t *testing.T) {
 		})
 	}
 }
+
+// agentHome makes a home whose agent settings file (the agent's user
+// file, its directory variable unset) holds dir's before.json, when
+// there is one, and returns the home and that file.
+func agentHome(t *testing.T, agent, dir string) (home, settings string) {
+	t.Helper()
+	home = filepath.Join(workIn(t, "home"), "home")
+	if v := agentHomeEnv[agent]; v != "" {
+		t.Setenv(v, "")
+	}
+	settings = filepath.Join(append([]string{home}, hooksAgents[agent].userFile...)...)
+	before, err := os.ReadFile(filepath.Join(dir, "before.json"))
+	if os.IsNotExist(err) {
+		return home, settings
+	}
+	must(t, err)
+	must(t, os.MkdirAll(filepath.Dir(settings), 0o700))
+	must(t, os.WriteFile(settings, before, 0o640))
+	return home, settings
+}
+
+// hooksRun runs fence hooks ACTION --AGENT with args, which must succeed.
+func hooksRun(t *testing.T, agent, action string, args ...string) {
+	t.Helper()
+	if code, _, stderr := fenceOut(t, append([]string{"hooks", action, "--" + agent}, args...)...); code != 0 {
+		t.Fatalf("%s: exit %d\n%s", action, code, stderr)
+	}
+}

@@ -50,7 +50,9 @@ func installCodexHook(file string, src []byte, command, self string) ([]byte, er
 	if pre != nil && codexHoldsOnly(pre, command, self) {
 		return src, nil
 	}
-	d.removeCodexHooks(self)
+	if _, err := d.removeAgentHooks("codex", self); err != nil {
+		return nil, err
+	}
 	d.addGroup(claudeGroup{Matcher: codexMatcher, Hooks: []claudeHook{{Type: "command", Command: command}}})
 	return d.root.Pack(), nil
 }
@@ -62,10 +64,10 @@ func uninstallCodexHook(file string, src []byte, self string) ([]byte, int, erro
 	if err != nil {
 		return nil, 0, err
 	}
-	if _, _, err := d.preToolUse(); err != nil {
+	n, err := d.removeAgentHooks("codex", self)
+	if err != nil {
 		return nil, 0, err
 	}
-	n := d.removeCodexHooks(self)
 	if n == 0 {
 		return src, 0, nil
 	}
@@ -104,43 +106,6 @@ func codexHoldsOnly(pre *hujson.Array, command, self string) bool {
 	return found == 1 && exact
 }
 
-// removeCodexHooks takes fence's Codex hooks out of hooks.PreToolUse. A
-// matcher group, the PreToolUse list and the hooks object go too when
-// fence's hooks were all they held. The caller has checked the layout.
-func (d *settingsDoc) removeCodexHooks(self string) int {
-	hooks, pre, _ := d.preToolUse()
-	if pre == nil {
-		return 0
-	}
-	n := 0
-	for gi := len(pre.Elements) - 1; gi >= 0; gi-- {
-		arr := groupHookArray(asObject(pre.Elements[gi]))
-		if arr == nil {
-			continue
-		}
-		removed := 0
-		for hi := len(arr.Elements) - 1; hi >= 0; hi-- {
-			if c, ok := hookCommandOf(arr.Elements[hi]); ok && isFenceCodexHook(c, self) {
-				removeElement(arr, hi)
-				removed++
-			}
-		}
-		n += removed
-		if removed > 0 && len(arr.Elements) == 0 {
-			removeElement(pre, gi)
-		}
-	}
-	if n > 0 && len(pre.Elements) == 0 {
-		j, _ := d.field(hooks, "PreToolUse")
-		removeMember(hooks, j)
-		if len(hooks.Members) == 0 {
-			i, _ := d.field(d.top, "hooks")
-			removeMember(d.top, i)
-		}
-	}
-	return n
-}
-
 // asObject is v's object, or nil.
 func asObject(v hujson.Value) *hujson.Object {
 	obj, _ := v.Value.(*hujson.Object)
@@ -149,7 +114,4 @@ func asObject(v hujson.Value) *hujson.Object {
 
 // isFenceCodexHook reports whether command runs a fence binary's Codex
 // hook and nothing else (see isFenceHookWords).
-func isFenceCodexHook(command, self string) bool {
-	words, ok := literalWords(command)
-	return ok && isFenceHookWords(words, self, "codex")
-}
+func isFenceCodexHook(command, self string) bool { return isFenceAgentHook(command, self, "codex") }

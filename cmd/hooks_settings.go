@@ -253,10 +253,16 @@ func holdsOnly(pre *hujson.Array, command, self string) bool {
 	return found == 1 && exact
 }
 
-// removeFenceHooks takes fence's hooks out of hooks.PreToolUse. A matcher
-// group, the PreToolUse list and the hooks object go too when fence's
-// hooks were all they held.
+// removeFenceHooks takes fence's Claude Code hooks out of
+// hooks.PreToolUse (see removeAgentHooks).
 func (d *settingsDoc) removeFenceHooks(self string) (int, error) {
+	return d.removeAgentHooks("claude", self)
+}
+
+// removeAgentHooks takes fence's hooks for agent out of hooks.PreToolUse,
+// in Claude Code's layout (Codex's too). A matcher group, the PreToolUse
+// list and the hooks object go too when fence's hooks were all they held.
+func (d *settingsDoc) removeAgentHooks(agent, self string) (int, error) {
 	hooks, pre, err := d.preToolUse()
 	if err != nil || pre == nil {
 		return 0, err
@@ -270,7 +276,7 @@ func (d *settingsDoc) removeFenceHooks(self string) (int, error) {
 		}
 		removed := 0
 		for hi := len(arr.Elements) - 1; hi >= 0; hi-- {
-			if c, ok := hookCommandOf(arr.Elements[hi]); ok && isFenceHook(c, self) {
+			if c, ok := hookCommandOf(arr.Elements[hi]); ok && isFenceAgentHook(c, self, agent) {
 				removeElement(arr, hi)
 				removed++
 			}
@@ -337,9 +343,13 @@ func stringField(obj *hujson.Object, name string) string {
 
 // isFenceHook reports whether command runs a fence binary's Claude Code
 // hook and nothing else (see isFenceHookWords).
-func isFenceHook(command, self string) bool {
+func isFenceHook(command, self string) bool { return isFenceAgentHook(command, self, "claude") }
+
+// isFenceAgentHook reports whether command is one plain command running
+// fence's hook for agent (see isFenceHookWords).
+func isFenceAgentHook(command, self, agent string) bool {
 	words, ok := literalWords(command)
-	return ok && isFenceHookWords(words, self, "claude")
+	return ok && isFenceHookWords(words, self, agent)
 }
 
 // isFenceHookWords reports whether a command line's words run a fence

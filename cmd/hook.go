@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -118,6 +119,19 @@ func guarded[T any](decide func() (T, error)) (ans T, err error) {
 		}
 	}()
 	return decide()
+}
+
+// writeAnswer writes v, an agent's answer, as one line of JSON; with
+// escapeHTML false, & < > stay as they are (a command's && readable).
+func writeAnswer(stdout io.Writer, v any, escapeHTML bool) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(escapeHTML)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode the answer: %w", err)
+	}
+	_, err := stdout.Write(b.Bytes())
+	return err
 }
 
 // readEvent reads the whole event, refusing one larger than maxEvent.

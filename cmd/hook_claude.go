@@ -73,6 +73,12 @@ func claudeJudged(tool string) bool {
 // does not judge, a file or fetch call the policy allows.
 func (o *hookOptions) claude(raw []byte, rerr error, stdout io.Writer) error {
 	ans, err := guarded(func() (*claudeDecision, error) { return o.claudeDecide(raw, rerr) })
+	return writeDecision(stdout, ans, err)
+}
+
+// writeDecision writes a PreToolUse answer in Claude Code's format (which
+// Codex reads too): ans, or a denial for err; nothing for neither.
+func writeDecision(stdout io.Writer, ans *claudeDecision, err error) error {
 	if err != nil {
 		ans = &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: "fence: " + err.Error()}
 	}
@@ -80,12 +86,7 @@ func (o *hookOptions) claude(raw []byte, rerr error, stdout io.Writer) error {
 		return nil
 	}
 	ans.HookEventName = "PreToolUse"
-	b, err := json.Marshal(claudeAnswer{*ans})
-	if err != nil {
-		return fmt.Errorf("encode the answer: %w", err)
-	}
-	_, err = stdout.Write(append(b, '\n'))
-	return err
+	return writeAnswer(stdout, claudeAnswer{*ans}, true)
 }
 
 // claudeDecide is the answer to the event, nil for none; an error denies

@@ -49,19 +49,7 @@ var codexJudged = map[string]bool{"Bash": true, "apply_patch": true}
 // patch the policy allows, a command that runs under fence already.
 func (o *hookOptions) codex(raw []byte, rerr error, stdout io.Writer) error {
 	ans, err := guarded(func() (*claudeDecision, error) { return o.codexDecide(raw, rerr) })
-	if err != nil {
-		ans = &claudeDecision{PermissionDecision: "deny", PermissionDecisionReason: "fence: " + err.Error()}
-	}
-	if ans == nil {
-		return nil
-	}
-	ans.HookEventName = "PreToolUse"
-	b, err := json.Marshal(claudeAnswer{*ans})
-	if err != nil {
-		return fmt.Errorf("encode the answer: %w", err)
-	}
-	_, err = stdout.Write(append(b, '\n'))
-	return err
+	return writeDecision(stdout, ans, err)
 }
 
 // codexDecide is the answer to the event, nil for none; an error denies

@@ -117,12 +117,7 @@ func (o *hookOptions) copilot(raw []byte, rerr error, stdout io.Writer) error {
 	if ans == nil {
 		return nil
 	}
-	b, err := json.Marshal(ans)
-	if err != nil {
-		return fmt.Errorf("encode the answer: %w", err)
-	}
-	_, err = stdout.Write(append(b, '\n'))
-	return err
+	return writeAnswer(stdout, ans, true)
 }
 
 // copilotDecide is the answer to the event, nil for none; an error

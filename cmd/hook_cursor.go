@@ -57,12 +57,7 @@ func (o *hookOptions) cursor(raw []byte, rerr error, stdout io.Writer) error {
 	if reason == "" {
 		return nil
 	}
-	b, err := json.Marshal(cursorAnswer{Permission: "deny", UserMessage: reason, AgentMessage: reason})
-	if err != nil {
-		return fmt.Errorf("encode the answer: %w", err)
-	}
-	_, err = stdout.Write(append(b, '\n'))
-	return err
+	return writeAnswer(stdout, cursorAnswer{Permission: "deny", UserMessage: reason, AgentMessage: reason}, true)
 }
 
 // cursorDecide is the reason the event's call is refused, "" for none;

@@ -99,14 +99,7 @@ func (o *hookOptions) gemini(raw []byte, rerr error, stdout io.Writer) error {
 	if ans == nil {
 		return nil
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // a command's && stays readable
-	if err := enc.Encode(ans); err != nil {
-		return fmt.Errorf("encode the answer: %w", err)
-	}
-	_, err = stdout.Write(b.Bytes())
-	return err
+	return writeAnswer(stdout, ans, false) // a command's && stays readable
 }
 
 // geminiDecide is the answer to the event, nil for none; an error denies

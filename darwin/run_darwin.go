@@ -8,11 +8,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"slices"
 	"strconv"
-	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,14 +20,11 @@ import (
 	"github.com/fence-sandbox/fence/sandbox/proxy"
 )
 
-// sandboxExec is run by its absolute path, never looked up on PATH.
-const sandboxExec = "/usr/bin/sandbox-exec"
-
 // Run runs the plan's command under a profile compiled from p, with the
 // proxies on the host's loopback, and returns fence's exit code.
 func Run(p *policy.Policy, plan *sandbox.Plan, stderr io.Writer) (int, error) {
-	if l := plan.Limits; l != (policy.RunLimits{Timeout: l.Timeout}) {
-		return sandbox.ExitFenceError, errors.New("refusing to run: on macOS fence enforces limits.timeout only, not the resource limits the policy or flags set")
+	if err := refusal(plan); err != nil {
+		return sandbox.ExitFenceError, err
 	}
 	if os.Getenv("FENCE_SANDBOX") == "1" {
 		return sandbox.ExitFenceError, errors.New("fence is already running inside a fence sandbox, and macOS cannot nest sandbox-exec: run the command directly")
@@ -50,51 +44,59 @@ func Run(p *policy.Policy, plan *sandbox.Plan, stderr io.Writer) (int, error) {
 		}
 	}()
 	httpPort, socksPort := port(listeners[0]), port(listeners[1])
+	// The profile's messages carry no run tag yet, only "fence:".
+	tag := "fence"
 	profile := Profile(p, ProfileOptions{HTTPPort: httpPort, SOCKSPort: socksPort, TmpDir: tmp})
 	env := append(sandbox.ProxyEnv(plan.Env, httpPort, socksPort), "TMPDIR="+tmp)
 	closeInherited(plan.KeepFDs)
-	keep := map[int]*os.File{}
-	for _, n := range plan.KeepFDs {
-		keep[n] = os.NewFile(uintptr(n), fmt.Sprintf("kept fd %d", n))
-	}
-	cmd := &exec.Cmd{
-		Path: sandboxExec, Args: append([]string{sandboxExec, "-p", profile, "--"}, plan.Argv...),
-		Env: env, Dir: plan.Dir, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		ExtraFiles: sandbox.ExtraFiles(keep),
-	}
 	if plan.Monitor {
-		stop := streamDenials(stderr)
+		stop := streamDenials(tag, stderr)
 		defer stop()
 	}
-	if err := cmd.Start(); err != nil {
-		return sandbox.ExitFenceError, fmt.Errorf("start %s: %w", sandboxExec, err)
+	r := &run{term: openTerminal(), newSession: plan.NewSession}
+	defer r.term.close()
+	r.gave = !plan.NewSession && stdinForeground()
+	sigs := catchSignals()
+	defer sigs.stop()
+	if err := r.start(plan, profile, env); err != nil {
+		return sandbox.ExitFenceError, err
 	}
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	defer signal.Stop(sigs)
-	go func() {
-		for s := range sigs {
-			cmd.Process.Signal(s)
-		}
-	}()
-	var timedOut atomic.Bool
-	if d := plan.Limits.Timeout; d > 0 {
-		t := time.AfterFunc(d, func() {
-			timedOut.Store(true)
-			cmd.Process.Kill()
-		})
-		defer t.Stop()
+	defer r.reclaim()
+	end := r.supervise(sigs, plan.Limits.Timeout)
+	if end.timedOut {
+		fmt.Fprintf(stderr, "fence: timed out after %s (limits.timeout or --timeout): the command's process group was killed\n", plan.Limits.Timeout)
 	}
-	cmd.Wait()
-	if timedOut.Load() {
-		fmt.Fprintf(stderr, "fence: timed out after %s (limits.timeout or --timeout): the command was killed\n", plan.Limits.Timeout)
-		return sandbox.ExitTimeout, nil
+	return end.exitCode()
+}
+
+// start starts sandbox-exec with the profile and the command, in a
+// process group of its own that takes the terminal when fence's holds it
+// (or, with NewSession, in a session of its own), and begins to watch
+// for its exec of the command.
+func (r *run) start(plan *sandbox.Plan, profile string, env []string) error {
+	attr := &syscall.SysProcAttr{Setpgid: true, Foreground: r.gave, Ctty: 0}
+	if r.newSession {
+		attr = &syscall.SysProcAttr{Setsid: true}
 	}
-	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	if ws.Signaled() {
-		return 128 + int(ws.Signal()), nil
+	files := append([]*os.File{os.Stdin, os.Stdout, os.Stderr}, keptFiles(plan.KeepFDs)...)
+	argv := append([]string{sandboxExec, "-p", profile, "--"}, plan.Argv...)
+	proc, err := os.StartProcess(sandboxExec, argv, &os.ProcAttr{Dir: plan.Dir, Env: env, Files: files, Sys: attr})
+	if err != nil {
+		return fmt.Errorf("start %s: %w", sandboxExec, err)
 	}
-	return ws.ExitStatus(), nil
+	r.pid = proc.Pid
+	r.watch = watchExec(r.pid)
+	return nil
+}
+
+// keptFiles are the --keep-fd descriptors at their own numbers, nil for
+// the numbers between them, which the command does not get.
+func keptFiles(fds []int) []*os.File {
+	keep := map[int]*os.File{}
+	for _, n := range fds {
+		keep[n] = os.NewFile(uintptr(n), fmt.Sprintf("kept fd %d", n))
+	}
+	return sandbox.ExtraFiles(keep)
 }
 
 func listenProxies(p *policy.Policy, rec *sandbox.Recorder) ([]net.Listener, error) {
@@ -120,25 +122,45 @@ func listenProxies(p *policy.Policy, rec *sandbox.Recorder) ([]net.Listener, err
 
 func port(l net.Listener) int { return l.Addr().(*net.TCPAddr).Port }
 
-// streamDenials follows the unified log for the sandbox's denials, whose
-// messages name the rule ("fence:filesystem.denyRead"), and prints each
-// as it happens, until stop is called.
-func streamDenials(stderr io.Writer) (stop func()) {
-	cmd := exec.Command("/usr/bin/log", "stream", "--style", "compact",
-		"--predicate", `sender == "Sandbox" AND eventMessage CONTAINS "fence:"`)
+// logReady bounds the wait for the log stream to start following.
+const logReady = 3 * time.Second
+
+// streamDenials follows the unified log for this run's denials (see
+// denials.go), and prints each as it happens, until stop is called. It
+// returns once the stream follows (its first line is out), so that the
+// command's first denials are not missed. The stream runs in a process
+// group of its own, which the terminal's Ctrl-C does not end.
+func streamDenials(tag string, stderr io.Writer) (stop func()) {
+	argv := logStreamArgs(tag)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StdoutPipe()
 	if err != nil || cmd.Start() != nil {
-		fmt.Fprintf(stderr, "fence: warning: -m: cannot follow the unified log, so denials will not be shown\n")
+		fmt.Fprintf(stderr, "fence: warning: -m: cannot follow the unified log (%s), so denials will not be shown\n", argv[0])
 		return func() {}
 	}
+	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(out)
+		first := true
 		for sc.Scan() {
-			if line := sc.Text(); strings.Contains(line, "fence:") {
-				fmt.Fprintf(stderr, "fence: denied: %s\n", line)
+			if first {
+				close(ready)
+				first = false
+			}
+			if text, ok := denial(sc.Text(), tag); ok {
+				fmt.Fprintf(stderr, "fence: denied: %s\n", text)
 			}
 		}
+		if first {
+			close(ready)
+		}
 	}()
+	select {
+	case <-ready:
+	case <-time.After(logReady):
+		fmt.Fprintf(stderr, "fence: warning: -m: the unified log stream did not start within %s: the command's first denials may not be shown\n", logReady)
+	}
 	return func() {
 		cmd.Process.Kill()
 		cmd.Wait()

@@ -1,0 +1,133 @@
+package darwin
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/signal"
+
+	"golang.org/x/sys/unix"
+)
+
+// terminal is fence's controlling terminal, the one whose Ctrl-C and
+// Ctrl-Z and whose foreground the user's shell works with, whatever the
+// standard streams are.
+type terminal struct {
+	fd int // -1 without one
+	// stdinTTY is whether standard input is that terminal, the one the
+	// command's group can be given.
+	stdinTTY bool
+	close    func()
+}
+
+// openTerminal opens fence's controlling terminal. Release with close.
+func openTerminal() *terminal {
+	t := &terminal{fd: -1, close: func() {}}
+	if fd, err := unix.Open("/dev/tty", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0); err == nil {
+		t.fd, t.close = fd, func() { unix.Close(fd) }
+	} else {
+		for fd := range 3 {
+			if _, ok := terminalGroup(fd); ok {
+				t.fd = fd
+				break
+			}
+		}
+	}
+	_, t.stdinTTY = terminalGroup(0)
+	return t
+}
+
+// foreground reports whether fence's process group is the terminal's
+// foreground.
+func (t *terminal) foreground() bool {
+	fg, ok := terminalGroup(t.fd)
+	return ok && fg == unix.Getpgrp()
+}
+
+// terminalGroup is the foreground process group of the terminal fd is;
+// ok is false when fd is not fence's controlling terminal.
+func terminalGroup(fd int) (pgrp int, ok bool) {
+	if fd < 0 {
+		return 0, false
+	}
+	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return pgrp, err == nil
+}
+
+// giveTerminal makes pgrp the foreground group of the terminal fd is,
+// from a process that may be in the background (tcsetpgrp from there
+// sends the caller SIGTTOU unless it ignores it).
+func giveTerminal(fd, pgrp int) {
+	signal.Ignore(unix.SIGTTOU)
+	defer signal.Reset(unix.SIGTTOU)
+	unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, pgrp)
+}
+
+// stdinForeground reports whether fence's group is the foreground of the
+// terminal standard input is, so that the command's group is to take it.
+func stdinForeground() bool {
+	fg, ok := terminalGroup(0)
+	return ok && fg == unix.Getpgrp()
+}
+
+// szomb is a zombie's p_stat (sys/proc.h).
+const szomb = 5
+
+// processInfo reads a process's ids, name (p_comm) and whether it is a
+// zombie, with sysctl kern.proc.pid, which shows zombies too.
+func processInfo(pid int) (ids procIDs, comm string, zombie, ok bool) {
+	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	if err != nil || int(kp.Proc.P_pid) != pid {
+		return procIDs{}, "", false, false
+	}
+	ids = procIDs{pid: pid, ppid: int(kp.Eproc.Ppid), pgrp: int(kp.Eproc.Pgid)}
+	if sid, err := unix.Getsid(pid); err == nil {
+		ids.sid = sid
+	}
+	name := kp.Proc.P_comm[:]
+	if i := bytes.IndexByte(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	return ids, string(name), kp.Proc.P_stat == szomb, true
+}
+
+func parentOf(pid int) (int, bool) {
+	ids, _, _, ok := processInfo(pid)
+	return ids.ppid, ok
+}
+
+// stopOwnGroup stops fence's process group, as the terminal's stop would:
+// the other members with sig, fence itself with SIGSTOP (fence catches
+// SIGTSTP, and the Go runtime keeps its handler for good once it has).
+// A group no shell could continue (an orphaned one) is not stopped.
+func stopOwnGroup(sig unix.Signal) {
+	self, pgrp := os.Getpid(), unix.Getpgrp()
+	sid, _ := unix.Getsid(0)
+	kps, err := unix.SysctlKinfoProcSlice("kern.proc.pgrp", pgrp)
+	if err != nil {
+		return
+	}
+	var members []procIDs
+	parents := map[int]procIDs{}
+	for _, kp := range kps {
+		m := procIDs{pid: int(kp.Proc.P_pid), ppid: int(kp.Eproc.Ppid), pgrp: int(kp.Eproc.Pgid)}
+		members = append(members, m)
+		if p, _, _, ok := processInfo(m.ppid); ok {
+			parents[m.ppid] = p
+		}
+	}
+	if orphaned(members, parents, sid) {
+		return
+	}
+	for _, m := range members {
+		if m.pid != self {
+			unix.Kill(m.pid, sig)
+		}
+	}
+	unix.Kill(self, unix.SIGSTOP)
+}
+
+// groupGone reports whether no process is left in process group pgrp.
+func groupGone(pgrp int) bool {
+	return errors.Is(unix.Kill(-pgrp, 0), unix.ESRCH)
+}

@@ -1,0 +1,155 @@
+package darwin
+
+import (
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/sandbox"
+)
+
+// exited and killed are wait statuses as wait4 reports them.
+func exited(n int) syscall.WaitStatus            { return syscall.WaitStatus(n << 8) }
+func killed(s syscall.Signal) syscall.WaitStatus { return syscall.WaitStatus(s) }
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		name   string
+		end    runEnd
+		code   int
+		errHas string // "" for no error
+	}{
+		{"command's status", runEnd{status: exited(3), execd: true}, 3, ""},
+		{"command's success", runEnd{status: exited(0), execd: true}, 0, ""},
+		{"command's own 65", runEnd{status: exited(65), execd: true}, 65, ""},
+		{"command's own 71", runEnd{status: exited(71), execd: true}, 71, ""},
+		{"command killed", runEnd{status: killed(syscall.SIGINT), execd: true}, 128 + int(syscall.SIGINT), ""},
+		{"command crashed", runEnd{status: killed(syscall.SIGABRT), execd: true}, 128 + int(syscall.SIGABRT), ""},
+		{"profile rejected", runEnd{status: exited(65)}, sandbox.ExitFenceError, "rejected the profile"},
+		{"not applied or not executed", runEnd{status: exited(71)}, sandbox.ExitFenceError, "sandbox_apply"},
+		{"bad invocation", runEnd{status: exited(64)}, sandbox.ExitFenceError, "fence bug"},
+		{"other status before exec", runEnd{status: exited(1)}, sandbox.ExitFenceError, "status 1"},
+		{"success before exec", runEnd{status: exited(0)}, sandbox.ExitFenceError, "status 0"},
+		{"interrupted before exec", runEnd{status: killed(syscall.SIGINT)}, 128 + int(syscall.SIGINT), ""},
+		{"sandbox-exec crashed", runEnd{status: killed(syscall.SIGABRT)}, sandbox.ExitFenceError, "crashed"},
+		{"timeout", runEnd{status: killed(syscall.SIGKILL), execd: true, timedOut: true}, sandbox.ExitTimeout, ""},
+		{"timeout before exec", runEnd{status: killed(syscall.SIGKILL), timedOut: true}, sandbox.ExitTimeout, ""},
+		{"wait failed", runEnd{waitErr: syscall.ECHILD, execd: true}, sandbox.ExitFenceError, "wait for the command"},
+	}
+	for _, tt := range tests {
+		code, err := tt.end.exitCode()
+		if code != tt.code {
+			t.Errorf("%s: exitCode() = %d, want %d", tt.name, code, tt.code)
+		}
+		switch {
+		case tt.errHas == "" && err != nil:
+			t.Errorf("%s: exitCode() error = %v, want none", tt.name, err)
+		case tt.errHas != "" && (err == nil || !strings.Contains(err.Error(), tt.errHas)):
+			t.Errorf("%s: exitCode() error = %v, want one containing %q", tt.name, err, tt.errHas)
+		case err != nil && !strings.HasPrefix(err.Error(), "sandbox-exec ended before it started the command") && tt.end.waitErr == nil:
+			t.Errorf("%s: exitCode() error = %q, want it to say sandbox-exec did not start the command", tt.name, err)
+		}
+	}
+}
+
+func TestExecSight(t *testing.T) {
+	tests := []struct {
+		name  string
+		sight execSight
+		want  bool
+	}{
+		{"exec seen by the watch", execSight{read: true, comm: "sandbox-exec", watched: true, noted: true}, true},
+		{"no exec seen by the watch", execSight{read: true, comm: "sandbox-exec", watched: true}, false},
+		{"no exec, ended before the watch", execSight{read: true, comm: "sandbox-exec", zombie: true, watched: true}, false},
+		{"executed before the watch", execSight{read: true, comm: "ls", watched: true}, true},
+		{"executed and ended before the watch", execSight{read: true, comm: "true", zombie: true}, true},
+		{"ended unwatched as sandbox-exec", execSight{read: true, comm: "sandbox-exec", zombie: true}, false},
+		{"unwatched and still sandbox-exec: cannot tell", execSight{read: true, comm: "sandbox-exec"}, true},
+		{"name unread: cannot tell", execSight{watched: true}, true},
+		{"name unread, unwatched", execSight{zombie: true}, true},
+	}
+	for _, tt := range tests {
+		if got := tt.sight.execd(); got != tt.want {
+			t.Errorf("%s: %+v.execd() = %v, want %v", tt.name, tt.sight, got, tt.want)
+		}
+	}
+}
+
+func TestRefusal(t *testing.T) {
+	tests := []struct {
+		name   string
+		plan   sandbox.Plan
+		errHas string
+	}{
+		{"plain", sandbox.Plan{}, ""},
+		{"timeout only", sandbox.Plan{Limits: policy.RunLimits{Timeout: time.Second}}, ""},
+		{"proxy without forwards", sandbox.Plan{Proxy: &sandbox.Proxy{HTTPPort: 1}}, ""},
+		{"resource limit", sandbox.Plan{Limits: policy.RunLimits{Timeout: time.Second, Processes: 5}}, "limits.timeout only"},
+		{"exec wrapper judging", sandbox.Plan{ExecArgv: true}, `runtimeExecPolicy "argv"`},
+		{"port forward", sandbox.Plan{Proxy: &sandbox.Proxy{Forwards: []sandbox.Forward{{HostAddr: "127.0.0.1", Port: 8080}}}}, "-p (exposing port 8080"},
+	}
+	for _, tt := range tests {
+		err := refusal(&tt.plan)
+		switch {
+		case tt.errHas == "" && err != nil:
+			t.Errorf("%s: refusal() = %v, want nil", tt.name, err)
+		case tt.errHas != "" && (err == nil || !strings.Contains(err.Error(), tt.errHas)):
+			t.Errorf("%s: refusal() = %v, want one containing %q", tt.name, err, tt.errHas)
+		case err != nil && !strings.HasPrefix(err.Error(), "refusing to run: "):
+			t.Errorf("%s: refusal() = %q, want it to start \"refusing to run: \"", tt.name, err)
+		}
+	}
+}
+
+func TestRunTag(t *testing.T) {
+	a, b := newRunTag(), newRunTag()
+	if !regexp.MustCompile(`^fence-[0-9a-f]{16}$`).MatchString(a) {
+		t.Errorf("newRunTag() = %q, want fence- and 16 hex digits", a)
+	}
+	if a == b {
+		t.Errorf("newRunTag() = %q twice, want a tag per run", a)
+	}
+}
+
+func TestLogPredicate(t *testing.T) {
+	const tag = "fence-0123456789abcdef"
+	if got, want := logPredicate(tag), `eventMessage CONTAINS "fence-0123456789abcdef:"`; got != want {
+		t.Errorf("logPredicate(%q) = %q, want %q", tag, got, want)
+	}
+	argv := logStreamArgs(tag)
+	if argv[0] != "/usr/bin/log" || argv[len(argv)-1] != logPredicate(tag) {
+		t.Errorf("logStreamArgs(%q) = %q, want /usr/bin/log ... with the predicate last", tag, argv)
+	}
+}
+
+func TestDenial(t *testing.T) {
+	const tag = "fence-0123456789abcdef"
+	tests := []struct {
+		line string
+		want string // "" for a line not printed
+	}{
+		{
+			`2026-12-01 17:00:00.123 E  kernel[0:1a2b] (Sandbox) Sandbox: cat(4242) deny(1) file-read-data /Users/u/.ssh/id_ed25519 fence-0123456789abcdef:filesystem.denyRead`,
+			"cat(4242) deny(1) file-read-data /Users/u/.ssh/id_ed25519 (rule filesystem.denyRead)",
+		},
+		{
+			`2026-12-01 17:00:00.124 E  kernel[0:1a2b] (Sandbox) Sandbox: sh(4243) deny(1) file-write-create /etc/x "fence-0123456789abcdef:default"`,
+			"sh(4243) deny(1) file-write-create /etc/x (rule default)",
+		},
+		{`no report prefix fence-0123456789abcdef:network`, ""},
+		{`Filtering the log data using "eventMessage CONTAINS \"fence-0123456789abcdef:\""`, ""},
+		{`fence-0123456789abcdef:filesystem.denyRead Sandbox: cat(1) deny(1) file-read-data /x`, ""},
+		{`2026-12-01 17:00:00.125 E  kernel[0:1a2b] (Sandbox) Sandbox: cat(99) deny(1) file-read-data /x fence-ffffffffffffffff:filesystem.denyRead`, ""},
+		{`2026-12-01 17:00:00.126 E  kernel[0:1a2b] (Sandbox) Sandbox: cat(99) deny(1) file-read-data /x fence:filesystem.denyRead`, ""},
+		{`Timestamp               Ty Process[PID:TID]`, ""},
+	}
+	for _, tt := range tests {
+		got, ok := denial(tt.line, tag)
+		if want := tt.want != ""; ok != want || got != tt.want {
+			t.Errorf("denial(%q) = %q, %v; want %q, %v", tt.line, got, ok, tt.want, want)
+		}
+	}
+}

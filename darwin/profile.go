@@ -2,55 +2,63 @@ package darwin
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/fence-sandbox/fence/policy"
 )
 
-// ProfileOptions are what the profile needs beyond the policy: where the
-// proxies listen on the host's loopback, and the private TMPDIR.
-type ProfileOptions struct {
-	HTTPPort, SOCKSPort int
-	TmpDir              string
-}
-
-// Mach services common tools need: logging, notifications, name and user
-// lookups, certificate trust, FSEvents.
-var baseMachLookups = []string{
-	"com.apple.system.logger", "com.apple.system.notification_center", "com.apple.logd",
-	"com.apple.SystemConfiguration.configd", "com.apple.system.opendirectoryd.libinfo",
-	"com.apple.system.opendirectoryd.membership", "com.apple.trustd", "com.apple.trustd.agent",
-	"com.apple.FSEvents", "com.apple.coreservices.launchservicesd", "com.apple.diagnosticd",
-	"com.apple.securityd.xpc", "com.apple.ocspd",
-}
-
-// macOS's own system paths, readable under defaultDenyRead (not
-// strictDenyRead) besides the ones the policy lists: the dynamic loader
-// and the frameworks live here.
-var systemReadPaths = []string{"/System", "/Library", "/Applications", "/private/var/db/dyld", "/private/var/db/timezone", "/private/var/select", "/opt/homebrew"}
-
-// sysctl names and prefixes that runtimes read (CPU count, OS version).
-var sysctlPrefixes = []string{"hw.", "kern.", "machdep.cpu.", "vm."}
-
-// Profile compiles the policy into an SBPL profile. Rules are written
-// allows first and denies after them, so that a deny always wins; every
-// deny carries the rule that caused it as its message.
+// Profile compiles the policy into an SBPL profile, looking at this
+// machine's disk for links and binaries. A policy the profile cannot
+// enforce exactly gives a profile that denies everything, naming why:
+// callers that can report the refusal use Build.
 func Profile(p *policy.Policy, o ProfileOptions) string {
-	w := &writer{}
-	w.line(`(version 1)`)
-	w.line(`(deny default (with message "fence:default"))`)
-	w.process()
-	w.mach(p)
-	w.devices(p.AllowPty)
-	w.reads(p)
-	w.writes(p, o.TmpDir)
-	w.network(p, o)
-	w.denies(p)
-	return w.String()
+	profile, err := Build(InputFromPolicy(p, o, HostFinder{Path: os.Getenv("PATH")}))
+	if err != nil {
+		return "(version 1)\n(deny default (with message " + sbplString(o.tag()+":refused: "+err.Error()) + "))\n"
+	}
+	return profile
 }
 
-type writer struct{ strings.Builder }
+// Build compiles the input into an SBPL profile, or says which deny
+// rule it cannot express exactly (its file:line:col first).
+//
+// The order is the one Seatbelt's precedence needs: every allow first,
+// then the denies, each of which names every specific operation an allow
+// above grants (file-read-data, file-read-metadata, process-exec, …) and
+// not only the wildcard, so that no specific allow outlives a deny.
+func Build(in Input) (string, error) {
+	w := &writer{tag: in.tag(), allowed: map[string]bool{}}
+	w.line(`(version 1)`)
+	w.line(`(deny default (with message %s))`, sbplString(w.tag+":default"))
+	w.process()
+	w.system(in)
+	w.devices(in)
+	w.reads(in)
+	w.writes(in)
+	w.network(in)
+	if err := w.denies(in); err != nil {
+		return "", err
+	}
+	return w.String(), w.err
+}
+
+func (o ProfileOptions) tag() string {
+	if o.Tag == "" {
+		return "fence"
+	}
+	return o.Tag
+}
+
+type writer struct {
+	strings.Builder
+	tag string
+	// allowed are the operations an allow grants anywhere, which the
+	// denies must name.
+	allowed map[string]bool
+	err     error
+}
 
 func (w *writer) line(format string, args ...any) {
 	fmt.Fprintf(w, format+"\n", args...)
@@ -58,171 +66,307 @@ func (w *writer) line(format string, args ...any) {
 
 func (w *writer) comment(s string) { w.line("\n; %s", s) }
 
+// allow writes an allow of ops with filters (none: the operations
+// everywhere), and records the operations.
+func (w *writer) allow(ops string, filters ...string) {
+	for _, op := range strings.Fields(ops) {
+		w.allowed[op] = true
+	}
+	if len(filters) == 0 {
+		w.line("(allow %s)", ops)
+		return
+	}
+	w.line("(allow %s %s)", ops, joinFilters(filters))
+}
+
 func (w *writer) process() {
 	w.comment("processes: run, fork, and signal or inspect only inside the sandbox")
-	w.line(`(allow process-exec process-fork)`)
-	w.line(`(allow signal (target same-sandbox))`)
-	w.line(`(allow process-info* (target same-sandbox))`)
-	w.line(`(allow sysctl-read %s)`, joinFilters(mapList(sysctlPrefixes, func(s string) string { return "(sysctl-name-prefix " + sbplString(s) + ")" })))
+	w.allow("process-exec process-fork")
+	w.allow("signal", "(target same-sandbox)")
+	w.allow("process-info*", "(target same-sandbox)")
 }
 
-func (w *writer) mach(p *policy.Policy) {
+// system writes what every tool needs of the system: named sysctls, mach
+// services, semaphores, preferences, shared memory, iokit, sockets.
+func (w *writer) system(in Input) {
+	w.comment("sysctls: named entries only")
+	w.allow("sysctl-read", slices.Concat(
+		mapList(sysctlNames, func(s string) string { return "(sysctl-name " + sbplString(s) + ")" }),
+		mapList(sysctlPrefixes, func(s string) string { return "(sysctl-name-prefix " + sbplString(s) + ")" }))...)
+	w.allow("sysctl-write", mapList(sysctlWrites, func(s string) string { return "(sysctl-name " + sbplString(s) + ")" })...)
 	w.comment("mach services")
-	lookups := append(slices.Clone(baseMachLookups), p.MachLookup...)
-	w.line(`(allow mach-lookup %s)`, machFilters(lookups))
-	if len(p.MachRegister) > 0 {
-		w.line(`(allow mach-register %s)`, machFilters(p.MachRegister))
+	w.allow("mach-lookup", machFilters(slices.Concat(baseMachLookups, in.MachLookup))...)
+	if len(in.MachRegister) > 0 {
+		w.allow("mach-register", machFilters(in.MachRegister)...)
 	}
+	w.comment("semaphores (Python multiprocessing), preferences, shared memory of preferences and notifications, power state")
+	w.allow("ipc-posix-sem")
+	w.allow("user-preference-read")
+	w.allow("ipc-posix-shm-read*", slices.Concat(
+		mapList(shmNamePrefixes, func(s string) string { return "(ipc-posix-name-prefix " + sbplString(s) + ")" }),
+		mapList(shmNames, func(s string) string { return "(ipc-posix-name " + sbplString(s) + ")" }))...)
+	w.allow("iokit-open", `(iokit-user-client-class "RootDomainUserClient")`)
+	w.comment("unix and system sockets: creating one grants nothing; the network rules below say where it may lead")
+	w.allow("system-socket", "(socket-domain AF_UNIX)")
+	w.allow("system-socket", "(require-all (socket-domain AF_SYSTEM) (socket-protocol 2))")
 }
 
-// machFilters turns service names (exact, "prefix*" or "*") into filters.
-func machFilters(names []string) string {
+// machFilters turns service names (exact, "prefix*" or "*") into filters;
+// none means every service.
+func machFilters(names []string) []string {
 	var out []string
 	for _, n := range names {
 		switch {
 		case n == "*":
-			return "" // every service: the operation with no filter
+			return nil
 		case strings.HasSuffix(n, "*"):
-			out = append(out, "(global-name-prefix "+sbplString(strings.TrimSuffix(n, "*"))+")")
+			out = append(out, "(global-name-regex "+sbplRegex("^"+quoteLiteral(strings.TrimSuffix(n, "*"))+".*$")+")")
 		default:
 			out = append(out, "(global-name "+sbplString(n)+")")
 		}
 	}
-	return joinFilters(out)
+	return out
 }
 
-func (w *writer) devices(pty bool) {
-	w.comment("/dev essentials")
-	w.line(`(allow file-read* file-write-data file-ioctl (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty") (literal "/dev/dtracehelper"))`)
-	w.line(`(allow file-read* (literal "/dev/random") (literal "/dev/urandom") (literal "/dev/fd") (regex #"^/dev/fd/"))`)
-	if pty {
-		w.line(`(allow pseudo-tty)`)
-		w.line(`(allow file-read* file-write* file-ioctl (literal "/dev/ptmx") (regex #"^/dev/ttys[0-9]+$"))`)
+func (w *writer) devices(in Input) {
+	w.comment("/dev: the essentials, every terminal's ioctls (job control, isatty), the descriptors")
+	w.allow("file-read* file-write-data file-ioctl", `(literal "/dev/null")`, `(literal "/dev/zero")`, `(literal "/dev/tty")`, `(literal "/dev/dtracehelper")`)
+	w.allow("file-read*", `(literal "/dev/random")`, `(literal "/dev/urandom")`)
+	ttys := []string{`(regex #"^/dev/ttys[0-9]+$")`}
+	if in.Terminal != "" {
+		ttys = append(ttys, "(literal "+sbplString(in.Terminal)+")")
+	}
+	w.allow("file-read* file-write-data file-ioctl", ttys...)
+	w.allow("file-read* file-write-data", `(literal "/dev/stdin")`, `(literal "/dev/stdout")`, `(literal "/dev/stderr")`, `(literal "/dev/fd")`, `(regex #"^/dev/fd/[0-9]+$")`)
+	if in.AllowPty {
+		w.allow("pseudo-tty")
+		w.allow("file-read* file-write* file-ioctl", `(literal "/dev/ptmx")`)
 	}
 }
 
-func (w *writer) reads(p *policy.Policy) {
+func (w *writer) reads(in Input) {
 	w.comment("reads")
-	w.line(`(allow file-read-metadata)`)
-	switch p.ReadMode {
+	w.allow("file-read-metadata")
+	switch in.ReadMode {
 	case policy.ReadOpen:
-		w.line(`(allow file-read*)`)
+		w.allow("file-read*")
 	case policy.ReadDefaultDeny:
-		read := append(slices.Clone(p.Read), p.Write...)
+		rules := slices.Concat(in.Read, in.Write)
 		for _, s := range systemReadPaths {
-			read = append(read, policy.Rule{Pattern: s, Origin: "default-deny system path"})
+			rules = append(rules, PathRule{Pattern: s})
 		}
-		w.rules(`(allow file-read* %s)`, read)
+		w.rules("file-read*", rules, `(literal "/")`)
 	default:
-		w.rules(`(allow file-read* %s)`, append(slices.Clone(p.Read), p.Write...))
+		w.rules("file-read*", slices.Concat(in.Read, in.Write), `(literal "/")`)
 	}
-	if len(p.Execute) > 0 {
-		w.rules(`(allow file-read-data process-exec %s)`, p.Execute)
+	w.rules("file-read-data process-exec", in.Execute)
+	if dirs := in.userDirs(); len(dirs) > 0 {
+		w.comment("the per-user temporary and cache directories (clang and Swift module caches, xcrun)")
+		w.allow("file-read* file-write*", dirs...)
 	}
 }
 
-func (w *writer) writes(p *policy.Policy, tmpDir string) {
-	w.comment("writes")
-	if tmpDir != "" {
-		w.line(`(allow file-read* file-write* (subpath %s))`, sbplString(darwinPath(tmpDir)))
+func (o ProfileOptions) userDirs() []string {
+	var out []string
+	for _, d := range []string{o.UserTempDir, o.UserCacheDir} {
+		if d != "" {
+			out = append(out, "(subpath "+sbplString(darwinPath(d))+")")
+		}
 	}
-	w.rules(`(allow file-write* %s)`, p.Write)
+	return out
 }
 
-func (w *writer) network(p *policy.Policy, o ProfileOptions) {
-	w.comment("network: the proxies on the host's loopback, and what the policy opens")
-	if p.HostNetwork {
-		w.line(`(allow network*)`)
-		return
+func (w *writer) writes(in Input) {
+	w.comment("writes, and unix sockets bound or reached below writable paths")
+	var filters []string
+	if in.TmpDir != "" {
+		filters = append(filters, "(subpath "+sbplString(darwinPath(in.TmpDir))+")")
+		w.allow("file-read* file-write*", filters...)
 	}
-	w.line(`(allow network-outbound (remote tcp "localhost:%d") (remote tcp "localhost:%d"))`, o.HTTPPort, o.SOCKSPort)
-	if p.LocalBinding {
-		w.line(`(allow network-bind network-inbound (local ip "localhost:*"))`)
-		w.line(`(allow network-outbound (remote ip "localhost:*"))`)
+	for _, r := range in.Write {
+		filters = appendNew(filters, w.filters(r, false)...)
 	}
-	for _, port := range p.LocalOutboundPorts {
-		w.line(`(allow network-outbound (remote tcp "localhost:%d"))`, port)
+	if len(in.Write) > 0 {
+		w.rules("file-write*", in.Write)
+	}
+	if len(filters) > 0 {
+		w.allow("network-bind", "(local unix-socket "+joinFilters(filters)+")")
+		w.allow("network-outbound", "(remote unix-socket "+joinFilters(filters)+")")
+	}
+}
+
+func (w *writer) network(in Input) {
+	w.comment("network: the proxies on the host's loopback, what the policy opens; unix sockets only as listed")
+	if in.HostNetwork {
+		w.allow("network-outbound", `(remote ip "*:*")`)
+		w.allow("network-bind network-inbound", `(local ip "*:*")`)
+		w.allow("network-outbound", "(remote unix-socket (subpath "+sbplString(dnsSocket)+"))")
+	} else {
+		w.allow("network-outbound", fmt.Sprintf(`(remote ip "localhost:%d")`, in.HTTPPort), fmt.Sprintf(`(remote ip "localhost:%d")`, in.SOCKSPort))
+		if in.LocalBinding {
+			w.allow("network-bind network-inbound", `(local ip "localhost:*")`)
+			w.allow("network-outbound", `(remote ip "localhost:*")`)
+		}
+		for _, port := range in.LocalOutboundPorts {
+			w.allow("network-outbound", fmt.Sprintf(`(remote ip "localhost:%d")`, port))
+		}
 	}
 	switch {
-	case p.AllUnixSockets:
-		w.line(`(allow network-outbound (remote unix-socket))`)
-	case len(p.UnixSockets) > 0:
+	case in.AllUnixSockets:
+		w.allow("network-outbound", "(remote unix-socket)")
+	case len(in.UnixSockets) > 0:
 		var filters []string
-		for _, r := range p.UnixSockets {
-			filters = append(filters, "(path-regex "+sbplRegex(globRegex(darwinPath(r.Pattern), false))+")")
+		for _, r := range in.UnixSockets {
+			filters = appendNew(filters, w.filters(r, false)...)
 		}
-		w.line(`(allow network-outbound (remote unix-socket %s))`, joinFilters(filters))
+		w.allow("network-outbound", "(remote unix-socket "+joinFilters(filters)+")")
 	}
 }
 
-// denies come last, so that they beat every allow above.
-func (w *writer) denies(p *policy.Policy) {
-	w.comment("denies, each naming its rule")
-	for _, r := range p.DenyRead {
-		w.line(`(deny file-read* file-write* %s (with message %s))`, filter(r), sbplString("fence:"+ruleName(r)))
-	}
-	for _, r := range p.DenyWrite {
-		w.line(`(deny file-write* %s (with message %s))`, filter(r), sbplString("fence:"+ruleName(r)))
-	}
-	if ancestors := protectedAncestors(p); len(ancestors) > 0 {
-		var filters []string
-		for _, a := range ancestors {
-			filters = append(filters, "(literal "+sbplString(a)+")")
-		}
-		w.line(`(deny file-write-unlink %s (with message "fence:always-protected"))`, joinFilters(filters))
-	}
-}
-
-// rules writes one statement with a filter per rule.
-func (w *writer) rules(format string, rules []policy.Rule) {
-	if len(rules) == 0 {
-		return
-	}
+// rules writes one allow of ops with a filter per rule, and extra ones.
+func (w *writer) rules(ops string, rules []PathRule, extra ...string) {
 	var filters []string
 	for _, r := range rules {
-		if f := filter(r); !slices.Contains(filters, f) {
-			filters = append(filters, f)
-		}
+		filters = appendNew(filters, w.filters(r, false)...)
 	}
-	w.line(format, joinFilters(filters))
+	if filters = append(filters, extra...); len(filters) > 0 {
+		w.allow(ops, filters...)
+	}
 }
 
-// filter is the SBPL filter for a rule: a subpath for a plain path, an
-// anchored regex for a glob or a rule that ignores case.
-func filter(r policy.Rule) string {
-	p := darwinPath(r.Pattern)
-	if r.Glob || r.Fold {
-		return "(regex " + sbplRegex(globRegex(p, r.Fold)) + ")"
-	}
-	return "(subpath " + sbplString(p) + ")"
-}
-
-// ruleName is the rule as messages name it: the config key, or
-// "always-protected" for the protections no config can lift.
-func ruleName(r policy.Rule) string {
-	if strings.HasPrefix(r.Origin, "always protected") {
-		return "always-protected"
-	}
-	key, _, _ := strings.Cut(r.Origin, " ")
-	return key
-}
-
-// protectedAncestors are the directories above each plain protected path,
-// up to but not including the root, which must not be renamed away.
-func protectedAncestors(p *policy.Policy) []string {
+// filters are the SBPL filters for a rule: a subpath for a plain path, an
+// anchored regex for a glob or a rule that ignores case; one per
+// spelling. With exact, a pattern the regex dialect cannot match exactly
+// is an error (kept in w.err); without, it matches less.
+func (w *writer) filters(r PathRule, exact bool) []string {
 	var out []string
-	for _, r := range p.DenyWrite {
-		if r.Glob || !strings.HasPrefix(r.Origin, "always protected") {
+	for _, p := range r.spellings() {
+		if !r.Glob && !r.Fold {
+			out = appendNew(out, "(subpath "+sbplString(p)+")")
 			continue
 		}
-		for dir := parent(darwinPath(r.Pattern)); dir != "/" && dir != "."; dir = parent(dir) {
-			if !slices.Contains(out, dir) {
-				out = append(out, dir)
+		mode := foldNone
+		switch {
+		case r.Fold && r.Glob:
+			mode = foldLower
+		case r.Fold:
+			mode = foldEqual
+		}
+		re, err := globRegex(p, mode, exact)
+		if err != nil && w.err == nil {
+			w.err = r.refusal(err)
+		}
+		out = appendNew(out, "(regex "+sbplRegex(re)+")")
+	}
+	return out
+}
+
+// spellings are the rule's pattern on macOS ("/private" for /tmp, /var
+// and /etc) and its resolved spellings.
+func (r PathRule) spellings() []string {
+	out := []string{darwinPath(r.Pattern)}
+	for _, s := range r.Resolved {
+		out = appendNew(out, darwinPath(s))
+	}
+	return out
+}
+
+// refusal names the rule, where it was written, and why.
+func (r PathRule) refusal(err error) error {
+	at := r.Source
+	if at == "" {
+		at = "fence"
+	}
+	return fmt.Errorf("%s: %s %q: %w; refusing to run rather than enforce less (write the pattern without it, or list the names)", at, r.Name, r.written(), err)
+}
+
+func (r PathRule) written() string {
+	if r.Text != "" {
+		return r.Text
+	}
+	return r.Pattern
+}
+
+// message is a deny's message: the tag, the rule and its pattern.
+func (w *writer) message(r PathRule, what string) string {
+	return "(with message " + sbplString(w.tag+":"+r.Name+" "+r.written()+what) + ")"
+}
+
+// denies come last, so that they beat every allow above: each names the
+// wildcard and every specific operation allowed above.
+func (w *writer) denies(in Input) error {
+	w.comment("denies, each naming its rule, every specific operation allowed above, and the directories above it")
+	readOps := w.denyOps("file-read*", "file-read-data", "file-read-metadata", "file-write*", "process-exec")
+	writeOps := w.denyOps("file-write*")
+	for _, r := range in.DenyRead {
+		w.deny(readOps, r, true)
+	}
+	for _, r := range in.DenyWrite {
+		w.deny(writeOps, r, false)
+	}
+	if w.err != nil {
+		return w.err
+	}
+	w.ancestors(slices.Concat(in.DenyRead, in.DenyWrite))
+	for _, e := range in.ExecDenies {
+		filters := mapList(e.Binaries, func(b string) string { return "(literal " + sbplString(b) + ")" })
+		w.line("(deny process-exec %s (with message %s))", joinFilters(filters), sbplString(w.tag+":command.deny "+e.Rule))
+	}
+	return nil
+}
+
+// denyOps are the operations given and every specific operation of the
+// wildcards' families that an allow above grants.
+func (w *writer) denyOps(wildcards ...string) string {
+	ops := slices.Clone(wildcards)
+	for op := range w.allowed {
+		for _, wc := range wildcards {
+			if family, ok := strings.CutSuffix(wc, "*"); ok && op != wc && strings.HasPrefix(op, family) {
+				ops = appendNew(ops, op)
 			}
 		}
 	}
-	slices.Sort(out)
-	return out
+	if w.allowed["file-ioctl"] && slices.Contains(wildcards, "file-read*") {
+		ops = appendNew(ops, "file-ioctl")
+	}
+	slices.Sort(ops[len(wildcards):])
+	return strings.Join(ops, " ")
+}
+
+// deny writes a rule's denies: the file operations, binding a socket
+// there (which creates a file) and, for a read deny, connecting to one.
+func (w *writer) deny(ops string, r PathRule, connect bool) {
+	filters := joinFilters(w.filters(r, true))
+	w.line("(deny %s %s %s)", ops, filters, w.message(r, ""))
+	w.line("(deny network-bind (local unix-socket %s) %s)", filters, w.message(r, ""))
+	if connect {
+		w.line("(deny network-outbound (remote unix-socket %s) %s)", filters, w.message(r, ""))
+	}
+}
+
+// ancestors denies renaming or removing a directory above a deny rule's
+// path (a glob's literal directory included), each spelling's: moved
+// away, the path would leave the rule.
+func (w *writer) ancestors(rules []PathRule) {
+	seen := map[string]bool{}
+	for _, r := range rules {
+		var filters []string
+		for _, s := range r.spellings() {
+			start := parent(s)
+			if r.Glob {
+				start = literalDir(s)
+			}
+			for dir := start; dir != "/" && dir != "."; dir = parent(dir) {
+				if !seen[dir] {
+					seen[dir] = true
+					filters = append(filters, "(literal "+sbplString(dir)+")")
+				}
+			}
+		}
+		if len(filters) > 0 {
+			w.line("(deny file-write-unlink %s %s)", joinFilters(filters), w.message(r, " (a directory above it)"))
+		}
+	}
 }
 
 func parent(p string) string {
@@ -242,6 +386,18 @@ func darwinPath(p string) string {
 		}
 	}
 	return p
+}
+
+// quoteLiteral escapes s for a regex outside brackets.
+func quoteLiteral(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`\.+*?()|[]{}^$`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // sbplString quotes s as an SBPL string literal: backslashes, quotes and
@@ -278,6 +434,15 @@ func sbplQuote(open, s string, escapeBackslash bool) string {
 }
 
 func joinFilters(filters []string) string { return strings.Join(filters, " ") }
+
+func appendNew(list []string, items ...string) []string {
+	for _, it := range items {
+		if !slices.Contains(list, it) {
+			list = append(list, it)
+		}
+	}
+	return list
+}
 
 func mapList(xs []string, f func(string) string) []string {
 	out := make([]string, len(xs))

@@ -1,6 +1,7 @@
 package darwin
 
 import (
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -16,7 +17,32 @@ var update = flag.Bool("update", false, "rewrite the golden profiles in testdata
 var testEnv = policy.Env{Dir: "/Users/dev/project", Home: "/Users/dev", UserConfigDir: "/Users/dev/.config/fence",
 	ConfigFiles: []string{"/Users/dev/project/fence.jsonc"}}
 
-var testOptions = ProfileOptions{HTTPPort: 3128, SOCKSPort: 1080, TmpDir: "/var/folders/zz/fence-tmp"}
+var testOptions = ProfileOptions{HTTPPort: 3128, SOCKSPort: 1080, TmpDir: "/var/folders/zz/fence-tmp",
+	UserTempDir: "/var/folders/zz/abc123/T", UserCacheDir: "/var/folders/zz/abc123/C"}
+
+// testFinder is a disk where ~/.aws and ~/project/secrets are links
+// elsewhere, and the command rules' binaries are at fixed places.
+var testFinder = fakeFinder{
+	links: map[string]string{"/Users/dev/.aws": "/Volumes/keys/aws", "/Users/dev/project/secrets": "/Volumes/keys/project"},
+	bins: map[string][]string{"shutdown": {"/sbin/shutdown"}, "reboot": {"/sbin/reboot"}, "sudo": {"/usr/bin/sudo"},
+		"python2": {"/usr/local/bin/python2", "/usr/local/Cellar/python@2/2.7.18/bin/python2.7"}},
+}
+
+type fakeFinder struct {
+	links map[string]string
+	bins  map[string][]string
+}
+
+func (f fakeFinder) Resolve(p string) string {
+	for link, target := range f.links {
+		if p == link || strings.HasPrefix(p, link+"/") {
+			return target + strings.TrimPrefix(p, link)
+		}
+	}
+	return p
+}
+
+func (f fakeFinder) Executables(name string) []string { return f.bins[name] }
 
 func templatePolicy(t *testing.T, name string) *policy.Policy {
 	t.Helper()
@@ -31,7 +57,7 @@ func templatePolicy(t *testing.T, name string) *policy.Policy {
 var edgeCases = map[string]policy.Config{
 	"empty": {},
 	"globs": {Filesystem: policy.Filesystem{
-		DenyRead:  []string{"**/.env", "~/.ssh/id_*", "src/**/*.{pem,key}", "build/[ab]?/out"},
+		DenyRead:  []string{"**/.env", "~/.ssh/id_*", "src/**/*.{pem,key}", "build/[ab]*/out", "[-_]cache"},
 		DenyWrite: []string{"**/*.lock"},
 	}},
 	"deny-inside-allow": {Filesystem: policy.Filesystem{
@@ -45,17 +71,32 @@ var edgeCases = map[string]policy.Config{
 	"network": {AllowPty: true, Network: policy.Network{
 		AllowLocalBinding: &[]bool{true}[0], AllowLocalOutboundPorts: []int{5432}, AllowUnixSockets: []string{"/var/run/docker.sock"},
 	}, MacOS: policy.MacOS{Mach: policy.Mach{Lookup: []string{"com.example.agent", "com.example.helper.*"}, Register: []string{"com.example.mine"}}}},
+	"host-network": {Network: policy.Network{AllowedDomains: []string{"*"}}},
+	"links-and-commands": {
+		Filesystem: policy.Filesystem{AllowWrite: []string{"."}, DenyRead: []string{"~/.aws", "secrets", "~/Ünï/*"}},
+		Command:    policy.Command{Deny: []string{"sudo", "python2", "git push"}},
+	},
+}
+
+// profiles are every golden's input: the templates and the edge cases.
+func profiles(t *testing.T) map[string]Input {
+	t.Helper()
+	out := map[string]Input{}
+	for _, name := range policy.TemplateNames() {
+		out["template-"+name] = InputFromPolicy(templatePolicy(t, name), testOptions, testFinder)
+	}
+	for name, c := range edgeCases {
+		out[name] = InputFromPolicy(policy.Compile(c, testEnv), testOptions, testFinder)
+	}
+	return out
 }
 
 func TestProfileGolden(t *testing.T) {
-	profiles := map[string]string{}
-	for _, name := range policy.TemplateNames() {
-		profiles["template-"+name] = Profile(templatePolicy(t, name), testOptions)
-	}
-	for name, c := range edgeCases {
-		profiles[name] = Profile(policy.Compile(c, testEnv), testOptions)
-	}
-	for name, got := range profiles {
+	for name, in := range profiles(t) {
+		got, err := Build(in)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
 		path := filepath.Join("..", "testdata", "darwin", name+".sb")
 		if *update {
 			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -73,25 +114,247 @@ func TestProfileGolden(t *testing.T) {
 	}
 }
 
-// TestProfileChecks parses every profile and checks its shape: balanced
-// parentheses, known operations and filters only, every string closed
-// and escaped, denies after allows, and the denies carrying a message.
+// TestProfileChecks is the static checker on every generated profile and
+// every golden: shape, vocabulary, dialect and precedence (checkForms),
+// the baseline allowances, and each deny's spellings, ancestors and
+// exec denies (checkInput).
 func TestProfileChecks(t *testing.T) {
-	var all []string
-	for _, name := range policy.TemplateNames() {
-		all = append(all, Profile(templatePolicy(t, name), testOptions))
-	}
-	for _, c := range edgeCases {
-		all = append(all, Profile(policy.Compile(c, testEnv), testOptions))
-	}
-	for _, profile := range all {
-		forms, err := parseSBPL(profile)
+	for name, in := range profiles(t) {
+		profile, err := Build(in)
 		if err != nil {
-			t.Fatalf("%v in:\n%s", err, profile)
+			t.Fatalf("%s: %v", name, err)
 		}
-		if err := checkForms(forms); err != nil {
-			t.Errorf("%v in:\n%s", err, profile)
+		rules := checkProfile(t, name, profile)
+		checkBaseline(t, name, rules, in)
+		checkInput(t, name, rules, in)
+	}
+	goldens, _ := filepath.Glob(filepath.Join("..", "testdata", "darwin", "*.sb"))
+	if len(goldens) == 0 {
+		t.Fatal("no golden profiles")
+	}
+	for _, g := range goldens {
+		src, err := os.ReadFile(g)
+		if err != nil {
+			t.Fatal(err)
 		}
+		checkProfile(t, g, string(src))
+	}
+}
+
+func checkProfile(t *testing.T, name, profile string) []rule {
+	t.Helper()
+	forms, err := parseSBPL(profile)
+	if err != nil {
+		t.Fatalf("%s: %v in:\n%s", name, err, profile)
+	}
+	rules, err := checkForms(forms)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return rules
+}
+
+// checkBaseline asserts what every profile allows (issue items 1-6, 11,
+// 12) and what none does.
+func checkBaseline(t *testing.T, name string, rules []rule, in Input) {
+	t.Helper()
+	has := func(op, filter string) {
+		t.Helper()
+		if !slices.ContainsFunc(filtersOf(rules, "allow", op), func(f string) bool { return strings.Contains(f, filter) }) {
+			t.Errorf("%s: no allow of %s %s", name, op, filter)
+		}
+	}
+	has("file-ioctl", `(regex #"^/dev/ttys[0-9]+$")`)
+	has("file-write-data", `(regex #"^/dev/ttys[0-9]+$")`)
+	for _, d := range []string{`(literal "/dev/stdout")`, `(literal "/dev/stderr")`, `(regex #"^/dev/fd/[0-9]+$")`} {
+		has("file-write-data", d)
+	}
+	for _, s := range []string{"com.apple.bsd.dirhelper", "com.apple.cfprefsd.agent", "com.apple.cfprefsd.daemon",
+		"com.apple.SystemConfiguration.DNSConfiguration", "com.apple.PowerManagement.control", "com.apple.SecurityServer"} {
+		has("mach-lookup", `(global-name "`+s+`")`)
+	}
+	has("system-socket", "(socket-domain AF_UNIX)")
+	has("system-socket", "(require-all (socket-domain AF_SYSTEM) (socket-protocol 2))")
+	has("ipc-posix-shm-read*", `(ipc-posix-name-prefix "apple.cfprefs.")`)
+	has("ipc-posix-shm-read*", `(ipc-posix-name "apple.shm.notification_center")`)
+	has("iokit-open", `(iokit-user-client-class "RootDomainUserClient")`)
+	has("sysctl-read", `(sysctl-name-prefix "net.routetable.")`)
+	has("sysctl-read", `(sysctl-name "security.mac.lockdown_mode_state")`)
+	has("sysctl-write", `(sysctl-name "kern.grade_cputype")`)
+	has("sysctl-write", `(sysctl-name "kern.tcsm_enable")`)
+	for _, op := range []string{"ipc-posix-sem", "user-preference-read"} {
+		if !allowsEverywhere(rules, op) {
+			t.Errorf("%s: %s is not allowed", name, op)
+		}
+	}
+	for _, d := range []string{in.UserTempDir, in.UserCacheDir} {
+		has("file-write*", `(subpath "`+darwinPath(d)+`")`)
+	}
+	if in.ReadMode == policy.ReadDefaultDeny {
+		has("file-read*", `(literal "/")`)
+		has("file-read*", `(subpath "/private/var/run")`)
+	}
+	// Unix sockets: bound and reached below every writable path.
+	for _, r := range in.Write {
+		for _, f := range ruleFilters(t, r) {
+			has("network-bind", "(local unix-socket ")
+			if !slices.ContainsFunc(filtersOf(rules, "allow", "network-bind"), func(s string) bool { return strings.HasPrefix(s, "(local unix-socket") && strings.Contains(s, f) }) {
+				t.Errorf("%s: no unix socket bind below %s", name, f)
+			}
+			if !slices.ContainsFunc(filtersOf(rules, "allow", "network-outbound"), func(s string) bool { return strings.HasPrefix(s, "(remote unix-socket") && strings.Contains(s, f) }) {
+				t.Errorf("%s: no unix socket connect below %s", name, f)
+			}
+		}
+	}
+	// What no profile does.
+	for _, r := range rules {
+		if r.action != "allow" {
+			continue
+		}
+		for _, op := range r.ops {
+			if strings.HasPrefix(op, "network") && len(r.filters) == 0 {
+				t.Errorf("%s: %s allowed with no filter", name, op)
+			}
+			if op == "sysctl-read" && len(r.filters) == 0 {
+				t.Errorf("%s: every sysctl readable", name)
+			}
+		}
+		for _, f := range mapSexp(r.filters) {
+			if strings.HasPrefix(f, `(sysctl-name-prefix "kern.`) {
+				t.Errorf("%s: a kern. sysctl prefix: %s", name, f)
+			}
+			if f == "(remote unix-socket)" && !in.AllUnixSockets {
+				t.Errorf("%s: every unix socket reachable, unlisted", name)
+			}
+		}
+	}
+}
+
+// checkInput asserts the denies: every spelling of every deny rule
+// denied for the right operations, the directories above it protected
+// from rename, and an exec deny for every one-word command rule's
+// binaries.
+func checkInput(t *testing.T, name string, rules []rule, in Input) {
+	t.Helper()
+	denied := func(op, filter string) bool {
+		return slices.Contains(filtersOf(rules, "deny", op), filter)
+	}
+	for _, group := range []struct {
+		rules []PathRule
+		ops   []string
+	}{{in.DenyRead, []string{"file-read*", "file-read-data", "file-read-metadata", "file-write*", "process-exec"}}, {in.DenyWrite, []string{"file-write*"}}} {
+		for _, r := range group.rules {
+			filters := ruleFilters(t, r)
+			if len(filters) != 1+len(r.Resolved) {
+				t.Errorf("%s: %s has %d spellings, want %d", name, r.Pattern, len(filters), 1+len(r.Resolved))
+			}
+			for _, f := range filters {
+				for _, op := range group.ops {
+					if !denied(op, f) {
+						t.Errorf("%s: %s not denied for %s", name, f, op)
+					}
+				}
+			}
+			for _, s := range r.spellings() {
+				dir := parent(s)
+				if r.Glob {
+					dir = literalDir(s)
+				}
+				for ; dir != "/"; dir = parent(dir) {
+					if !denied("file-write-unlink", `(literal "`+dir+`")`) {
+						t.Errorf("%s: %s, above the deny %s, may be renamed", name, dir, s)
+					}
+				}
+			}
+		}
+	}
+	for _, e := range in.ExecDenies {
+		for _, b := range e.Binaries {
+			if !denied("process-exec", `(literal "`+b+`")`) {
+				t.Errorf("%s: %s (command.deny %q) may be run", name, b, e.Rule)
+			}
+		}
+	}
+}
+
+// ruleFilters are the filters a rule's spellings must appear as.
+func ruleFilters(t *testing.T, r PathRule) []string {
+	t.Helper()
+	var out []string
+	for _, s := range r.spellings() {
+		if !r.Glob && !r.Fold {
+			out = append(out, "(subpath "+sbplString(s)+")")
+			continue
+		}
+		re, err := globRegex(s, ruleMode(s, r.Fold), r.Fold)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, "(regex "+sbplRegex(re)+")")
+	}
+	return out
+}
+
+// TestPrecedenceChecker shows the checker failing on the profiles the
+// precedence rule forbids.
+func TestPrecedenceChecker(t *testing.T) {
+	for name, src := range map[string]string{
+		"specific allow, wildcard deny": `(version 1) (deny default (with message "fence:default")) (allow file-read-metadata)
+			(deny file-read* (subpath "/x") (with message "fence:r"))`,
+		"exec allow, read deny": `(version 1) (deny default (with message "fence:default")) (allow file-read-data process-exec (subpath "/x"))
+			(deny file-read* (subpath "/x/y") (with message "fence:r"))`,
+		"allow after deny": `(version 1) (deny default (with message "fence:default")) (deny file-write* (subpath "/x") (with message "fence:r"))
+			(allow file-write* (subpath "/x"))`,
+		"backslash in brackets": `(version 1) (deny default (with message "fence:default")) (allow file-read* (regex #"^/[\-_]x$"))`,
+		"unknown operation":     `(version 1) (deny default (with message "fence:default")) (allow file-read-xattr)`,
+	} {
+		forms, err := parseSBPL(src)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := checkForms(forms); err == nil {
+			t.Errorf("%s: the checker accepts it", name)
+		}
+	}
+}
+
+// TestRefusesInexactDeny: a deny pattern the dialect cannot match
+// exactly is refused, naming its file, line and column.
+func TestRefusesInexactDeny(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "fence.jsonc")
+	src := "{\n  \"filesystem\": {\n    \"denyRead\": [\"build/a?c\"]\n  }\n}\n"
+	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := policy.Load(policy.Options{Settings: cfg, Dir: dir, Home: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := policy.Env{Dir: dir, Home: dir, Origin: func(key, value string) string {
+		o, _ := res.Origin(key, value)
+		return o.String()
+	}}
+	in := InputFromPolicy(policy.Compile(res.Config, env), testOptions, testFinder)
+	_, err = Build(in)
+	var u *Unexpressible
+	if !errors.As(err, &u) || !strings.Contains(err.Error(), cfg+":3:18: filesystem.denyRead \"build/a?c\"") {
+		t.Fatalf("Build = %v, want a refusal at %s:3:18", err, cfg)
+	}
+	// The shim the runner calls today fails closed: it denies everything.
+	if p := Profile(policy.Compile(res.Config, env), testOptions); strings.Contains(p, "(allow") {
+		t.Errorf("a refused policy still allows:\n%s", p)
+	}
+}
+
+func TestCheckRunRefusesArgvMode(t *testing.T) {
+	p := policy.Compile(policy.Config{Command: policy.Command{RuntimeExecPolicy: "argv"}}, testEnv)
+	err := CheckRun(InputFromPolicy(p, testOptions, testFinder))
+	if err == nil || !strings.Contains(err.Error(), `runtimeExecPolicy "argv"`) {
+		t.Fatalf("CheckRun = %v, want a refusal of argv mode", err)
+	}
+	if err := CheckRun(InputFromPolicy(policy.Compile(policy.Config{}, testEnv), testOptions, testFinder)); err != nil {
+		t.Fatalf("CheckRun refuses the default policy: %v", err)
 	}
 }
 
@@ -118,14 +381,20 @@ func TestEscaping(t *testing.T) {
 			t.Errorf("sbplRegex(%q) = %s, want %s", in, got, want)
 		}
 	}
-	p := Profile(policy.Compile(edgeCases["odd-paths"], testEnv), testOptions)
+	p, err := Build(InputFromPolicy(policy.Compile(edgeCases["odd-paths"], testEnv), testOptions, testFinder))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if strings.Contains(p, "(allow default") && !strings.Contains(p, `ev\"il) (allow default`) {
 		t.Errorf("a path broke out of its string:\n%s", p)
 	}
 }
 
 func TestProfileMapsPrivateDirs(t *testing.T) {
-	p := Profile(policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowWrite: []string{"/tmp/x", "/var/log/y", "/etc/z"}}}, testEnv), testOptions)
+	p, err := Build(InputFromPolicy(policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowWrite: []string{"/tmp/x", "/var/log/y", "/etc/z"}}}, testEnv), testOptions, testFinder))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{`(subpath "/private/tmp/x")`, `(subpath "/private/var/log/y")`, `(subpath "/private/etc/z")`} {
 		if !strings.Contains(p, want) {
 			t.Errorf("profile lacks %s", want)
@@ -133,5 +402,18 @@ func TestProfileMapsPrivateDirs(t *testing.T) {
 	}
 	if !slices.Contains(strings.Split(p, "\n"), `(allow file-read* file-write* (subpath "/private/var/folders/zz/fence-tmp"))`) {
 		t.Errorf("the private TMPDIR is not writable:\n%s", p)
+	}
+}
+
+// TestTagInMessages: a run's tag starts every message.
+func TestTagInMessages(t *testing.T) {
+	o := testOptions
+	o.Tag = "fence-0123456789abcdef"
+	p, err := Build(InputFromPolicy(policy.Compile(edgeCases["globs"], testEnv), o, testFinder))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(p, `"fence:`) || !strings.Contains(p, `(with message "fence-0123456789abcdef:filesystem.denyRead **/.env")`) {
+		t.Errorf("the tag does not start every message:\n%s", p)
 	}
 }

@@ -1,79 +1,352 @@
 package darwin
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/fence-sandbox/fence/policy"
 )
 
+// The regex dialect. Seatbelt's regular expressions are POSIX extended
+// ones matched byte by byte, so the compiler writes only what reads the
+// same there and in Go's engine, which the tests match with:
+//   - inside brackets, no backslash (POSIX reads it as itself) and only
+//     ASCII members, ordered so that ']' comes first, '-' last and '^'
+//     never first;
+//   - a character outside ASCII as its UTF-8 bytes, in an alternation
+//     when a position may hold one of several;
+//   - case folded by listing each form a character's folding admits.
+// A position that must match one character of an unbounded non-ASCII set
+// ("?", "[!…]", a class ranging past ASCII) has no exact byte form: in a
+// deny rule it is refused (see Unexpressible), in an allow rule it matches
+// the ASCII part only, which grants less, never more.
+
+// foldMode says how a rule ignores case, as the Linux matcher does.
+type foldMode int
+
+const (
+	foldNone  foldMode = iota
+	foldLower          // globs: pattern and path are lowered, rune by rune
+	foldEqual          // plain paths: strings.EqualFold, Unicode's simple folding
+)
+
+// Unexpressible is a pattern the profile cannot match exactly.
+type Unexpressible struct {
+	Pattern string
+	Why     string
+}
+
+func (e *Unexpressible) Error() string {
+	return fmt.Sprintf("%q cannot be matched exactly by a macOS profile: %s", e.Pattern, e.Why)
+}
+
 // globRegex translates an absolute doublestar pattern into an anchored
 // regular expression that matches exactly the paths policy.Covers
 // matches: the pattern itself, or anything below a path it matches. With
-// fold, letters match either case.
-func globRegex(pattern string, fold bool) string {
+// exact, a position the dialect cannot match exactly is an error;
+// without it, it matches less.
+func globRegex(pattern string, fold foldMode, exact bool) (string, error) {
 	if pattern == "/" {
-		return "^/.*$"
+		return "^/.*$", nil
 	}
-	var b strings.Builder
-	b.WriteString("^")
-	translate(&b, pattern, fold)
-	b.WriteString("(/.*)?$")
-	return b.String()
+	t := &translator{fold: fold, exact: exact, pattern: pattern}
+	t.b.WriteString("^")
+	t.translate(pattern)
+	t.b.WriteString("(/.*)?$")
+	return t.b.String(), t.err
 }
 
-func translate(b *strings.Builder, p string, fold bool) {
+type translator struct {
+	b       strings.Builder
+	fold    foldMode
+	exact   bool
+	pattern string
+	err     error
+}
+
+func (t *translator) fail(why string) {
+	if t.err == nil {
+		t.err = &Unexpressible{Pattern: t.pattern, Why: why}
+	}
+}
+
+func (t *translator) translate(p string) {
 	for i := 0; i < len(p); i++ {
 		switch c := p[i]; {
 		case strings.HasPrefix(p[i:], "/**") && i+3 == len(p):
-			b.WriteString("(/.*)?")
+			t.b.WriteString("(/.*)?")
 			i += 2
 		case (i == 0 || p[i-1] == '/') && strings.HasPrefix(p[i:], "**/"):
-			b.WriteString("(.*/)?") // any number of whole segments
+			t.b.WriteString("(.*/)?") // any number of whole segments
 			i += 2
 		case strings.HasPrefix(p[i:], "**"):
-			b.WriteString(".*")
+			t.b.WriteString(".*")
 			i++
 		case c == '*':
-			b.WriteString("[^/]*")
+			t.b.WriteString("[^/]*") // exact byte by byte: no UTF-8 sequence holds a '/'
 		case c == '?':
-			b.WriteString("[^/]")
+			t.set(anyBut(nil), "? matches any one character, which may take several bytes")
 		case c == '[':
 			end := policy.ClassEnd(p[i+1:])
 			if end < 0 {
-				b.WriteString(`\[`)
+				t.set(literalSet('[', t.fold), "")
 				continue
 			}
-			class, negate := p[i+1:i+1+end], ""
-			if strings.HasPrefix(class, "!") || strings.HasPrefix(class, "^") {
-				class, negate = class[1:], "^/"
-			}
-			b.WriteString("[" + negate + foldClass(class, fold) + "]")
+			t.class(p[i+1 : i+1+end])
 			i += end + 1
 		case c == '{':
 			alts, end := braceAlternatives(p[i:])
 			if end < 0 {
-				b.WriteString(`\{`)
+				t.set(literalSet('{', t.fold), "")
 				continue
 			}
-			b.WriteString("(")
+			t.b.WriteString("(")
 			for k, alt := range alts {
 				if k > 0 {
-					b.WriteString("|")
+					t.b.WriteString("|")
 				}
-				translate(b, alt, fold)
+				t.translate(alt)
 			}
-			b.WriteString(")")
+			t.b.WriteString(")")
 			i += end
 		case c == '\\' && i+1 < len(p):
-			i += literal(b, p[i+1:], fold)
+			r, size := utf8.DecodeRuneInString(p[i+1:])
+			t.set(literalSet(r, t.fold), "")
+			i += size
 		default:
-			i += literal(b, p[i:], fold) - 1
+			r, size := utf8.DecodeRuneInString(p[i:])
+			t.set(literalSet(r, t.fold), "")
+			i += size - 1
 		}
 	}
+}
+
+// class writes a glob class: the characters whose folded form is in it.
+func (t *translator) class(class string) {
+	negate := strings.HasPrefix(class, "!") || strings.HasPrefix(class, "^")
+	if negate {
+		class = class[1:]
+	}
+	if t.fold == foldLower {
+		class = strings.ToLower(class)
+	}
+	s := classSet(policy.ClassRanges(class), t.fold)
+	if negate {
+		t.set(anyBut(&s), "a negated class matches one character of an unbounded set, which may take several bytes")
+		return
+	}
+	t.set(s, "a class ranging past ASCII matches characters of several bytes that cannot be listed")
+}
+
+// set writes a position matching the characters of s; why is what makes s
+// inexact when it is.
+func (t *translator) set(s charSet, why string) {
+	if s.unbounded {
+		if t.exact {
+			t.fail(why)
+		}
+		s.other = nil // the ASCII part: less, never more
+	}
+	ascii := s.asciiMembers()
+	if i := slices.Index(ascii, '\\'); i >= 0 && len(ascii) > 1 {
+		// POSIX reads a backslash in brackets as itself, Go as an
+		// escape: it goes outside, as an alternative.
+		ascii = slices.Delete(ascii, i, i+1)
+		s.other = append([]string{`\\`}, s.other...)
+	}
+	switch {
+	case len(ascii) == 0 && len(s.other) == 0:
+		t.b.WriteString("()")
+		t.err = &Unexpressible{Pattern: t.pattern, Why: "a class matches no character"}
+	case len(s.other) == 0 && len(ascii) == 1:
+		t.b.WriteString(regexp.QuoteMeta(string(ascii[0])))
+	case len(s.other) == 0:
+		t.b.WriteString(bracket(ascii))
+	default:
+		alts := mapList(s.other, func(r string) string { return r })
+		if len(ascii) == 1 {
+			alts = append([]string{regexp.QuoteMeta(string(ascii[0]))}, alts...)
+		} else if len(ascii) > 1 {
+			alts = append([]string{bracket(ascii)}, alts...)
+		}
+		t.b.WriteString("(" + strings.Join(alts, "|") + ")")
+	}
+}
+
+// charSet is what one position of a pattern matches: ASCII characters,
+// and other characters listed by their UTF-8 form, or unbounded when
+// they cannot be listed.
+type charSet struct {
+	ascii     [128]bool
+	other     []string
+	unbounded bool
+}
+
+func (s *charSet) add(r rune) {
+	if r < utf8.RuneSelf {
+		s.ascii[r] = true
+		return
+	}
+	if e := string(r); !slices.Contains(s.other, e) {
+		s.other = append(s.other, e)
+	}
+}
+
+func (s charSet) asciiMembers() []byte {
+	var out []byte
+	for c, in := range s.ascii {
+		if in {
+			out = append(out, byte(c))
+		}
+	}
+	return out
+}
+
+// maxListed bounds the non-ASCII characters a class lists before it
+// counts as unbounded.
+const maxListed = 64
+
+// literalSet is the characters a pattern character matches: itself, and
+// with fold the ones the Linux matcher takes for it.
+func literalSet(r rune, fold foldMode) charSet {
+	var s charSet
+	s.add(r)
+	switch fold {
+	case foldLower:
+		l := unicode.ToLower(r)
+		s.add(l)
+		for _, x := range lowerInverse()[l] {
+			s.add(x)
+		}
+	case foldEqual:
+		// strings.EqualFold on a prefix of the pattern's length in
+		// bytes: a form of another length never lines up.
+		for x := unicode.SimpleFold(r); x != r; x = unicode.SimpleFold(x) {
+			if utf8.RuneLen(x) == utf8.RuneLen(r) {
+				s.add(x)
+			}
+		}
+	}
+	return s
+}
+
+// classSet is the characters a class (its ranges, lowered already for
+// foldLower) matches.
+func classSet(ranges [][2]rune, fold foldMode) charSet {
+	var s charSet
+	for _, rg := range ranges {
+		if rg[1] >= utf8.RuneSelf && rg[1]-max(rg[0], utf8.RuneSelf) >= maxListed {
+			s.unbounded = true
+		}
+		for c := rg[0]; c <= min(rg[1], rg[0]+0x7f+maxListed); c++ {
+			switch fold {
+			case foldNone:
+				s.add(c)
+			case foldLower:
+				// c belongs when lower(c) is in the lowered class.
+				if unicode.ToLower(c) == c {
+					s.add(c)
+				}
+				for _, x := range lowerInverse()[c] {
+					s.add(x)
+				}
+			case foldEqual:
+				lit := literalSet(c, foldEqual)
+				for a, in := range lit.ascii {
+					if in {
+						s.add(rune(a))
+					}
+				}
+				for _, o := range lit.other {
+					s.add([]rune(o)[0])
+				}
+			}
+		}
+	}
+	if len(s.other) > maxListed {
+		s.unbounded = true
+	}
+	return s
+}
+
+// anyBut is "any one character but '/' and the members of s": ASCII, and
+// unbounded beyond it. Control characters are left out of the ASCII part,
+// so it is exact only together with the refusal unbounded brings.
+func anyBut(s *charSet) charSet {
+	out := charSet{unbounded: true}
+	for c := 0x20; c < 0x7f; c++ {
+		if c != '/' && (s == nil || !s.ascii[c]) {
+			out.ascii[c] = true
+		}
+	}
+	return out
+}
+
+// lowerInverse maps each lower-case rune to the other runes that lower to
+// it (unicode.ToLower), such as 'K' and the Kelvin sign for 'k'.
+var lowerInverse = sync.OnceValue(func() map[rune][]rune {
+	m := map[rune][]rune{}
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if l := unicode.ToLower(r); l != r {
+			m[l] = append(m[l], r)
+		}
+	}
+	return m
+})
+
+// bracket writes ASCII members as a POSIX bracket expression without a
+// backslash: ']' first, '[' and '^' after the ranges, '-' last, so that no
+// member reads as an operator ("[:" "[." "[=" cannot form: '[' is only
+// ever followed by '^', '-' or the closing ']').
+func bracket(members []byte) string {
+	var b strings.Builder
+	b.WriteString("[")
+	has := func(c byte) bool { return slices.Contains(members, c) }
+	if has(']') {
+		b.WriteByte(']')
+	}
+	var plain []byte
+	for _, c := range members {
+		if !strings.ContainsRune(`][^-`, rune(c)) {
+			plain = append(plain, c)
+		}
+	}
+	for i := 0; i < len(plain); {
+		j := i
+		for j+1 < len(plain) && plain[j+1] == plain[j]+1 {
+			j++
+		}
+		switch {
+		case j-i >= 2:
+			b.WriteString(string(plain[i]) + "-" + string(plain[j]))
+		default:
+			b.Write(plain[i : j+1])
+		}
+		i = j + 1
+	}
+	if has('[') {
+		b.WriteByte('[')
+	}
+	if has('^') {
+		if b.Len() == 1 {
+			// '^' alone with '-' at most: '^' must not come first.
+			if has('-') {
+				return "[-^]"
+			}
+			return `\^`
+		}
+		b.WriteByte('^')
+	}
+	if has('-') {
+		b.WriteByte('-')
+	}
+	b.WriteString("]")
+	return b.String()
 }
 
 // braceAlternatives splits the brace group p starts with into its
@@ -99,80 +372,4 @@ func braceAlternatives(p string) (alts []string, end int) {
 		}
 	}
 	return nil, -1
-}
-
-// literal writes the first character of s, matched as itself (either
-// case with fold), and returns its length in bytes.
-func literal(b *strings.Builder, s string, fold bool) int {
-	r, size := utf8.DecodeRuneInString(s)
-	if fold && unicode.ToLower(r) != unicode.ToUpper(r) {
-		b.WriteString("[" + regexp.QuoteMeta(string(unicode.ToLower(r))+string(unicode.ToUpper(r))) + "]")
-		return size
-	}
-	b.WriteString(regexp.QuoteMeta(s[:size]))
-	return size
-}
-
-// foldClass is the regex inside of a glob class. With fold it matches as
-// the Linux matcher does, which lowers pattern and path alike: a character
-// c belongs when lower(c) is in the lowered class.
-func foldClass(class string, fold bool) string {
-	var b strings.Builder
-	if !fold {
-		for _, r := range policy.ClassRanges(class) {
-			writeRange(&b, r[0], r[1])
-		}
-		return b.String()
-	}
-	for _, r := range policy.ClassRanges(strings.ToLower(class)) {
-		if r[1]-r[0] > 0x30000 {
-			// Wider than the planes with cased letters: the range, and
-			// the upper case of the ASCII letters in it.
-			writeRange(&b, r[0], r[1])
-			for c := max(r[0], 'a'); c <= min(r[1], 'z'); c++ {
-				writeRange(&b, unicode.ToUpper(c), unicode.ToUpper(c))
-			}
-			continue
-		}
-		var members []rune
-		for c := r[0]; c <= r[1]; c++ {
-			if unicode.ToLower(c) != c {
-				continue // c matches only if its lower case is in the class
-			}
-			members = append(members, c)
-			if u := unicode.ToUpper(c); u != c && unicode.ToLower(u) == c {
-				members = append(members, u)
-			}
-		}
-		if len(members) == 0 {
-			writeRange(&b, r[0], r[1]) // not reached for a validated pattern
-			continue
-		}
-		slices.Sort(members)
-		for k := 0; k < len(members); {
-			end := k
-			for end+1 < len(members) && members[end+1] <= members[end]+1 {
-				end++
-			}
-			writeRange(&b, members[k], members[end])
-			k = end + 1
-		}
-	}
-	return b.String()
-}
-
-// writeRange writes lo-hi for a regex class, escaping what a class treats
-// specially.
-func writeRange(b *strings.Builder, lo, hi rune) {
-	b.WriteString(classChar(lo))
-	if hi != lo {
-		b.WriteString("-" + classChar(hi))
-	}
-}
-
-func classChar(r rune) string {
-	if strings.ContainsRune(`\[]^-`, r) {
-		return `\` + string(r)
-	}
-	return string(r)
 }

@@ -1,19 +1,72 @@
 package darwin
 
 import (
+	"bufio"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"unicode/utf8"
 )
 
 // A small reader for the SBPL the compiler writes: lists, atoms, strings
-// ("…" with \" \\ \n \t \xHH escapes) and regex literals (#"…").
+// ("…" with \" \\ \n \t \xHH escapes) and regex literals (#"…"), and a
+// checker of what the profile must and must not hold.
 
 type sexp struct {
 	atom  string // an atom, or the value of a string or regex
 	kind  byte   // 'a' atom, 's' string, 'r' regex, 'l' list
 	items []sexp
+}
+
+// String writes the expression back, strings and regexes quoted as the
+// compiler quotes them.
+func (s sexp) String() string {
+	switch s.kind {
+	case 'l':
+		return "(" + strings.Join(mapList(mapSexp(s.items), func(x string) string { return x }), " ") + ")"
+	case 's':
+		return sbplString(unescapeString(s.atom))
+	case 'r':
+		return `#"` + s.atom + `"`
+	}
+	return s.atom
+}
+
+func mapSexp(xs []sexp) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = x.String()
+	}
+	return out
+}
+
+// unescapeString undoes sbplString's escapes.
+func unescapeString(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'x':
+			var c byte
+			fmt.Sscanf(s[i+1:i+3], "%02x", &c)
+			b.WriteByte(c)
+			i += 2
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
 }
 
 func parseSBPL(src string) ([]sexp, error) {
@@ -123,74 +176,107 @@ func (r *reader) str() (string, error) {
 	return "", fmt.Errorf("unclosed string")
 }
 
-var (
-	knownOps = []string{"default", "process-exec", "process-fork", "signal", "process-info*", "sysctl-read",
-		"mach-lookup", "mach-register", "pseudo-tty", "file-read*", "file-read-data", "file-read-metadata",
-		"file-write*", "file-write-data", "file-write-unlink", "file-ioctl", "network*", "network-outbound",
-		"network-bind", "network-inbound"}
-	knownFilters = []string{"literal", "subpath", "regex", "global-name", "global-name-prefix", "sysctl-name-prefix",
-		"target", "remote", "local", "with", "path-regex"}
-)
+// vocabulary is testdata/sbpl-vocabulary.txt: kind -> names.
+var vocabulary = sync.OnceValue(func() map[string][]string {
+	f, err := os.Open("testdata/sbpl-vocabulary.txt")
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	v := map[string][]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if kind, name, ok := strings.Cut(sc.Text(), "\t"); ok && !strings.HasPrefix(kind, "#") {
+			v[kind] = append(v[kind], name)
+		}
+	}
+	return v
+})
 
-// checkForms checks the top-level forms of a profile.
-func checkForms(forms []sexp) error {
-	if len(forms) < 2 || forms[0].kind != 'l' || len(forms[0].items) != 2 || forms[0].items[0].atom != "version" {
-		return fmt.Errorf("the profile does not start with (version 1)")
-	}
-	if d := forms[1]; d.kind != 'l' || d.items[0].atom != "deny" || d.items[1].atom != "default" {
-		return fmt.Errorf("the second form is not (deny default)")
-	}
-	seenDeny := false
-	for _, f := range forms[1:] {
-		if f.kind != 'l' || len(f.items) < 2 {
-			return fmt.Errorf("a form is not a rule")
-		}
-		action := f.items[0].atom
-		if action != "allow" && action != "deny" {
-			return fmt.Errorf("unknown action %q", action)
-		}
-		if action == "allow" && seenDeny {
-			return fmt.Errorf("an allow after a deny could undo it")
-		}
-		hasMessage := false
-		for _, it := range f.items[1:] {
-			switch it.kind {
-			case 'a':
-				if !slices.Contains(knownOps, it.atom) {
-					return fmt.Errorf("unknown operation %q", it.atom)
-				}
-			case 'l':
-				name := it.items[0].atom
-				if !slices.Contains(knownFilters, name) {
-					return fmt.Errorf("unknown filter %q", name)
-				}
-				hasMessage = hasMessage || name == "with"
-				if err := checkFilter(it); err != nil {
-					return err
-				}
-			default:
-				return fmt.Errorf("a bare string in a rule")
-			}
-		}
-		if action == "deny" {
-			seenDeny = f.items[1].atom != "default" || seenDeny
-			if !hasMessage {
-				return fmt.Errorf("a deny without a message")
-			}
-		}
-	}
-	return nil
+func known(kind, name string) bool { return slices.Contains(vocabulary()[kind], name) }
+
+// rule is a top-level allow or deny, read.
+type rule struct {
+	action  string
+	ops     []string
+	filters []sexp
+	message string
 }
 
-func checkFilter(f sexp) error {
-	for _, arg := range f.items[1:] {
-		switch arg.kind {
-		case 'r':
-			if _, err := regexp.Compile(strings.ReplaceAll(arg.atom, `\"`, `"`)); err != nil {
-				return fmt.Errorf("bad regex %q: %v", arg.atom, err)
+// checkForms checks a profile's shape: (version 1) then (deny default);
+// only allows and denies; every operation, filter and constant in the
+// vocabulary; every regex in the dialect; every deny with a message; and
+// the precedence rule: denies after every allow, each naming every
+// specific operation of its wildcards' families that an allow grants.
+func checkForms(forms []sexp) ([]rule, error) {
+	if len(forms) < 2 || forms[0].String() != "(version 1)" {
+		return nil, fmt.Errorf("the profile does not start with (version 1)")
+	}
+	if d := forms[1]; d.kind != 'l' || len(d.items) < 2 || d.items[0].atom != "deny" || d.items[1].atom != "default" {
+		return nil, fmt.Errorf("the second form is not (deny default)")
+	}
+	var rules []rule
+	for _, f := range forms[1:] {
+		r, err := readRule(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		rules = append(rules, r)
+	}
+	return rules, checkPrecedence(rules)
+}
+
+func readRule(f sexp) (rule, error) {
+	if f.kind != 'l' || len(f.items) < 2 {
+		return rule{}, fmt.Errorf("not a rule")
+	}
+	r := rule{action: f.items[0].atom}
+	if r.action != "allow" && r.action != "deny" {
+		return r, fmt.Errorf("unknown action %q", r.action)
+	}
+	for _, it := range f.items[1:] {
+		switch it.kind {
+		case 'a':
+			if !known("operation", it.atom) {
+				return r, fmt.Errorf("operation %q is not in the vocabulary", it.atom)
 			}
-			if !strings.HasPrefix(arg.atom, "^") {
-				return fmt.Errorf("regex %q is not anchored", arg.atom)
+			r.ops = append(r.ops, it.atom)
+		case 'l':
+			if err := checkFilter(it); err != nil {
+				return r, err
+			}
+			if it.items[0].atom == "with" {
+				r.message = unescapeString(it.items[2].atom)
+				continue
+			}
+			r.filters = append(r.filters, it)
+		default:
+			return r, fmt.Errorf("a bare string in a rule")
+		}
+	}
+	if r.action == "deny" && !strings.HasPrefix(r.message, "fence") {
+		return r, fmt.Errorf("a deny without a message naming its rule")
+	}
+	return r, nil
+}
+
+// checkFilter checks a filter and what it holds against the vocabulary
+// and the regex dialect.
+func checkFilter(f sexp) error {
+	if len(f.items) == 0 || f.items[0].kind != 'a' || !known("filter", f.items[0].atom) {
+		return fmt.Errorf("filter %s is not in the vocabulary", f)
+	}
+	name := f.items[0].atom
+	for i, arg := range f.items[1:] {
+		switch arg.kind {
+		case 'a':
+			number := strings.Trim(arg.atom, "0123456789") == ""
+			if !number && !known("constant", name+" "+arg.atom) && !(i > 0 && name == "with") {
+				return fmt.Errorf("%s %s is not in the vocabulary", name, arg.atom)
+			}
+		case 'r':
+			if err := checkDialect(arg.atom); err != nil {
+				return err
 			}
 		case 'l':
 			if err := checkFilter(arg); err != nil {
@@ -199,4 +285,113 @@ func checkFilter(f sexp) error {
 		}
 	}
 	return nil
+}
+
+// checkDialect checks a regex literal against the dialect: anchored,
+// valid, its brackets read alike by POSIX and Go and free of backslashes
+// and non-ASCII bytes.
+func checkDialect(lit string) error {
+	re := unescapeRegex(lit)
+	if !strings.HasPrefix(re, "^") || !strings.HasSuffix(re, "$") {
+		return fmt.Errorf("regex %q is not anchored at both ends", re)
+	}
+	if _, err := regexp.Compile(re); err != nil {
+		return fmt.Errorf("bad regex %q: %v", re, err)
+	}
+	if err := checkPOSIXBrackets(re); err != nil {
+		return err
+	}
+	for _, b := range brackets(re) {
+		if !isASCII(b) {
+			return fmt.Errorf("bracket %q in %q holds a byte outside ASCII, which a byte-oriented engine reads apart", b, re)
+		}
+	}
+	return nil
+}
+
+// unescapeRegex undoes sbplRegex's quoting: \" is a quote, the rest is
+// the expression's own.
+func unescapeRegex(lit string) string { return strings.ReplaceAll(lit, `\"`, `"`) }
+
+func brackets(re string) []string {
+	var out []string
+	for i := 0; i < len(re); i++ {
+		switch re[i] {
+		case '\\':
+			i++
+		case '[':
+			end, _, err := posixBracket(re[i:])
+			if err != nil {
+				return out
+			}
+			out = append(out, re[i:i+end+1])
+			i += end
+		}
+	}
+	return out
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// checkPrecedence: no allow after a deny (but deny default), and every
+// deny naming a wildcard also names each specific operation of its
+// family that an allow grants anywhere: Seatbelt lets a specific
+// operation's allow stand against a wildcard's deny.
+func checkPrecedence(rules []rule) error {
+	allowed := map[string]bool{}
+	for _, r := range rules {
+		if r.action == "allow" {
+			for _, op := range r.ops {
+				allowed[op] = true
+			}
+		}
+	}
+	seenDeny := false
+	for _, r := range rules[1:] {
+		if r.action == "allow" && seenDeny {
+			return fmt.Errorf("an allow after a deny could undo it: %v", r.ops)
+		}
+		if r.action != "deny" {
+			continue
+		}
+		seenDeny = true
+		for _, wc := range r.ops {
+			family, ok := strings.CutSuffix(wc, "*")
+			if !ok {
+				continue
+			}
+			for op := range allowed {
+				if op != wc && strings.HasPrefix(op, family) && !slices.Contains(r.ops, op) {
+					return fmt.Errorf("deny %v names %s but not %s, which an allow grants: that allow would win", r.ops, wc, op)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// filtersOf are the rendered filters of the rules with action that name
+// op.
+func filtersOf(rules []rule, action, op string) []string {
+	var out []string
+	for _, r := range rules {
+		if r.action == action && (slices.Contains(r.ops, op) || op == "" && len(r.ops) == 0) {
+			out = append(out, mapSexp(r.filters)...)
+		}
+	}
+	return out
+}
+
+// allowsEverywhere reports whether an allow grants op with no filter.
+func allowsEverywhere(rules []rule, op string) bool {
+	return slices.ContainsFunc(rules, func(r rule) bool {
+		return r.action == "allow" && len(r.filters) == 0 && slices.Contains(r.ops, op)
+	})
 }

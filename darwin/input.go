@@ -1,0 +1,199 @@
+package darwin
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/sandbox"
+)
+
+// Input is everything the profile compiler reads, as plain data: the
+// policy's rules with their kinds, what was found on the disk for them
+// (resolved spellings, the binaries of command rules) and the run's own
+// values (ports, directories, the terminal).
+type Input struct {
+	ReadMode  policy.ReadMode
+	Read      []PathRule
+	Execute   []PathRule
+	Write     []PathRule
+	DenyRead  []PathRule
+	DenyWrite []PathRule
+	// UnixSockets are the sockets the command may connect to besides the
+	// ones below writable paths; AllUnixSockets allows every one.
+	UnixSockets    []PathRule
+	AllUnixSockets bool
+	// HostNetwork opens IP networking (allowedDomains "*"); LocalBinding
+	// lets servers listen on loopback; LocalOutboundPorts are the host's
+	// loopback ports the command may reach.
+	HostNetwork        bool
+	LocalBinding       bool
+	LocalOutboundPorts []int
+	MachLookup         []string
+	MachRegister       []string
+	AllowPty           bool
+	// ExecDenies are the one-word command rules and their binaries.
+	ExecDenies []ExecDeny
+	// RuntimeExec is command.runtimeExecPolicy: "path" or "argv".
+	RuntimeExec string
+	ProfileOptions
+}
+
+// ProfileOptions are the run's own values: where the proxies listen on
+// the host's loopback, the private TMPDIR, the terminal the command
+// inherits, the per-user directories confstr reports, and the tag every
+// message of the profile starts with.
+type ProfileOptions struct {
+	HTTPPort, SOCKSPort int
+	TmpDir              string
+	// Terminal is the inherited terminal's device when it is not one of
+	// /dev/ttys[0-9]+, which are always allowed.
+	Terminal string
+	// UserTempDir and UserCacheDir are confstr's DARWIN_USER_TEMP_DIR and
+	// DARWIN_USER_CACHE_DIR (below /private/var/folders).
+	UserTempDir, UserCacheDir string
+	// Tag starts every message ("fence" when empty), so that a run's
+	// denials can be told from another run's in the log.
+	Tag string
+}
+
+// PathRule is a filesystem rule as the profile needs it.
+type PathRule struct {
+	Pattern string
+	Glob    bool
+	Fold    bool
+	// Name is the rule's key for messages ("filesystem.denyRead",
+	// "mandatory.shellStartup"); Text is the pattern as written and
+	// Source where ("fence.jsonc:12:5"), both empty for fence's own.
+	Name, Text, Source string
+	// Resolved are the other spellings of the pattern on this disk, its
+	// links resolved; a deny covers each.
+	Resolved []string
+}
+
+// ExecDeny is a one-word command rule and the files that run it.
+type ExecDeny struct {
+	Rule     string // as written, e.g. "sudo"
+	Binaries []string
+}
+
+// Finder answers the questions about the disk the profile needs.
+type Finder interface {
+	// Resolve is p with its links resolved (a missing tail joined back
+	// as written).
+	Resolve(p string) string
+	// Executables are the files a command name runs, from the PATH and
+	// the standard directories, each as found and resolved.
+	Executables(name string) []string
+}
+
+// InputFromPolicy maps a compiled policy (allow rules already resolved
+// through their links by sandbox.GuardLinks) to the compiler's input,
+// asking f about deny rules' links and command rules' binaries.
+func InputFromPolicy(p *policy.Policy, o ProfileOptions, f Finder) Input {
+	in := Input{
+		ReadMode: p.ReadMode, Read: pathRules(p.Read, nil), Execute: pathRules(p.Execute, nil), Write: pathRules(p.Write, nil),
+		DenyRead: pathRules(p.DenyRead, f), DenyWrite: pathRules(p.DenyWrite, f),
+		UnixSockets: pathRules(p.UnixSockets, nil), AllUnixSockets: p.AllUnixSockets,
+		HostNetwork: p.HostNetwork, LocalBinding: p.LocalBinding, LocalOutboundPorts: p.LocalOutboundPorts,
+		MachLookup: p.MachLookup, MachRegister: p.MachRegister, AllowPty: p.AllowPty,
+		RuntimeExec: p.RuntimeExec, ProfileOptions: o,
+	}
+	for _, r := range p.CommandDeny {
+		if len(r.Tokens) != 1 || r.IsGlob(0) {
+			continue
+		}
+		if bins := f.Executables(r.Tokens[0]); len(bins) > 0 {
+			in.ExecDenies = append(in.ExecDenies, ExecDeny{Rule: r.Text, Binaries: bins})
+		}
+	}
+	return in
+}
+
+// pathRules maps rules; with f, each plain pattern gets its resolved
+// spelling when that differs.
+func pathRules(rules []policy.Rule, f Finder) []PathRule {
+	out := make([]PathRule, 0, len(rules))
+	for _, r := range rules {
+		pr := PathRule{Pattern: r.Pattern, Glob: r.Glob, Fold: r.Fold, Name: r.Key, Text: r.Text, Source: r.Source}
+		if pr.Name == "" {
+			pr.Name, _, _ = strings.Cut(r.Origin, " ")
+		}
+		if f != nil {
+			base := r.Pattern
+			if r.Glob {
+				base = literalDir(r.Pattern)
+			}
+			if real := f.Resolve(base); real != base && real != darwinPath(base) {
+				pr.Resolved = append(pr.Resolved, real+strings.TrimPrefix(r.Pattern, base))
+			}
+		}
+		out = append(out, pr)
+	}
+	return out
+}
+
+// literalDir is the directory part of a glob before its first
+// metacharacter: "/w/src" for "/w/src/**/*.pem".
+func literalDir(pattern string) string {
+	i := strings.IndexAny(pattern, `*?[{\`)
+	if i < 0 {
+		return pattern
+	}
+	d := pattern[:i]
+	if j := strings.LastIndexByte(d, '/'); j > 0 {
+		return d[:j]
+	}
+	return "/"
+}
+
+// CheckRun refuses what the macOS backend cannot enforce: it returns why
+// the run must not start (exit 125), or nil.
+func CheckRun(in Input) error {
+	if in.RuntimeExec == "argv" {
+		return errors.New(`refusing to run: command.runtimeExecPolicy "argv" judges every exec's arguments, which the macOS sandbox cannot do; ` +
+			`use "path" (the default) on macOS`)
+	}
+	return nil
+}
+
+// HostFinder looks at this machine's disk, with the PATH given.
+type HostFinder struct{ Path string }
+
+// Resolve resolves p's links as far as p exists, the rest joined back.
+func (h HostFinder) Resolve(p string) string {
+	rest := ""
+	for dir := p; ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if dir == "/" || dir == "." {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+}
+
+// Executables finds name in the PATH and the standard directories.
+func (h HostFinder) Executables(name string) []string {
+	var out []string
+	for _, d := range slices.Concat(filepath.SplitList(h.Path), sandbox.StandardBinDirs) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		p := filepath.Join(d, name)
+		st, err := os.Stat(p)
+		if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			continue
+		}
+		for _, q := range []string{p, h.Resolve(p)} {
+			if !slices.Contains(out, q) {
+				out = append(out, q)
+			}
+		}
+	}
+	return out
+}

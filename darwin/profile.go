@@ -57,7 +57,12 @@ type writer struct {
 	// allowed are the operations an allow grants anywhere, which the
 	// denies must name.
 	allowed map[string]bool
-	err     error
+	// socketTrees are where the allows let unix sockets be bound and
+	// reached (a glob as its literal directory); everySocket is set when
+	// every socket may be reached.
+	socketTrees []string
+	everySocket bool
+	err         error
 }
 
 func (w *writer) line(format string, args ...any) {
@@ -183,8 +188,12 @@ func (w *writer) writes(in Input) {
 		filters = append(filters, "(subpath "+sbplString(darwinPath(in.TmpDir))+")")
 		w.allow("file-read* file-write*", filters...)
 	}
+	if in.TmpDir != "" {
+		w.socketTrees = append(w.socketTrees, darwinPath(in.TmpDir))
+	}
 	for _, r := range in.Write {
 		filters = appendNew(filters, w.filters(r, false)...)
+		w.socketTrees = append(w.socketTrees, r.trees()...)
 	}
 	if len(in.Write) > 0 {
 		w.rules("file-write*", in.Write)
@@ -201,6 +210,7 @@ func (w *writer) network(in Input) {
 		w.allow("network-outbound", `(remote ip "*:*")`)
 		w.allow("network-bind network-inbound", `(local ip "*:*")`)
 		w.allow("network-outbound", "(remote unix-socket (subpath "+sbplString(dnsSocket)+"))")
+		w.socketTrees = append(w.socketTrees, dnsSocket)
 	} else {
 		w.allow("network-outbound", fmt.Sprintf(`(remote ip "localhost:%d")`, in.HTTPPort), fmt.Sprintf(`(remote ip "localhost:%d")`, in.SOCKSPort))
 		if in.LocalBinding {
@@ -214,10 +224,12 @@ func (w *writer) network(in Input) {
 	switch {
 	case in.AllUnixSockets:
 		w.allow("network-outbound", "(remote unix-socket)")
+		w.everySocket = true
 	case len(in.UnixSockets) > 0:
 		var filters []string
 		for _, r := range in.UnixSockets {
 			filters = appendNew(filters, w.filters(r, false)...)
+			w.socketTrees = append(w.socketTrees, r.trees()...)
 		}
 		w.allow("network-outbound", "(remote unix-socket "+joinFilters(filters)+")")
 	}
@@ -333,15 +345,55 @@ func (w *writer) denyOps(wildcards ...string) string {
 	return strings.Join(ops, " ")
 }
 
-// deny writes a rule's denies: the file operations, binding a socket
-// there (which creates a file) and, for a read deny, connecting to one.
+// deny writes a rule's denies: the file operations, and where an allow
+// reaches unix sockets, binding one there (which creates a file) and, for
+// a read deny, connecting to one.
 func (w *writer) deny(ops string, r PathRule, connect bool) {
 	filters := joinFilters(w.filters(r, true))
 	w.line("(deny %s %s %s)", ops, filters, w.message(r, ""))
+	if !w.socketsMeet(r) {
+		return
+	}
 	w.line("(deny network-bind (local unix-socket %s) %s)", filters, w.message(r, ""))
 	if connect {
 		w.line("(deny network-outbound (remote unix-socket %s) %s)", filters, w.message(r, ""))
 	}
+}
+
+// socketsMeet reports whether an allow of unix sockets may reach what r
+// names: every socket, or a tree above, below or at one of its spellings.
+func (w *writer) socketsMeet(r PathRule) bool {
+	if w.everySocket {
+		return true
+	}
+	for _, t := range r.trees() {
+		for _, s := range w.socketTrees {
+			if under(t, s) || under(s, t) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// trees are the directories a rule's spellings lie in: the paths
+// themselves, or a glob's literal directory.
+func (r PathRule) trees() []string {
+	var out []string
+	for _, s := range r.spellings() {
+		if r.Glob {
+			s = literalDir(s)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// under reports whether p is dir or lies below it, case aside (macOS's
+// file systems mostly ignore it).
+func under(p, dir string) bool {
+	p, dir = strings.ToLower(p), strings.ToLower(dir)
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
 
 // ancestors denies renaming or removing a directory above a deny rule's

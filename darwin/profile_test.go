@@ -255,6 +255,14 @@ func checkInput(t *testing.T, name string, rules []rule, in Input) {
 					}
 				}
 			}
+			// Below a writable path, binding a socket there is denied too.
+			if slices.ContainsFunc(in.Write, func(w PathRule) bool { return !w.Glob && under(r.trees()[0], darwinPath(w.Pattern)) }) {
+				for _, f := range filters {
+					if !denied("network-bind", "(local unix-socket "+f+")") && !slices.ContainsFunc(filtersOf(rules, "deny", "network-bind"), func(s string) bool { return strings.Contains(s, f) }) {
+						t.Errorf("%s: a unix socket may be bound at %s", name, f)
+					}
+				}
+			}
 			for _, s := range r.spellings() {
 				dir := parent(s)
 				if r.Glob {

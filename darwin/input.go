@@ -49,8 +49,8 @@ type Input struct {
 type ProfileOptions struct {
 	HTTPPort, SOCKSPort int
 	TmpDir              string
-	// Terminal is the inherited terminal's device when it is not one of
-	// /dev/ttys[0-9]+, which are always allowed.
+	// Terminal is the inherited terminal's device: allowed besides
+	// /dev/ttys[0-9]+, which always are.
 	Terminal string
 	// UserTempDir and UserCacheDir are confstr's DARWIN_USER_TEMP_DIR and
 	// DARWIN_USER_CACHE_DIR (below /private/var/folders).

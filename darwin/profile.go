@@ -3,6 +3,7 @@ package darwin
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -133,12 +134,15 @@ func machFilters(names []string) []string {
 	return out
 }
 
+// ttyName is the terminals every profile allows.
+var ttyName = regexp.MustCompile(`^/dev/ttys[0-9]+$`)
+
 func (w *writer) devices(in Input) {
 	w.comment("/dev: the essentials, every terminal's ioctls (job control, isatty), the descriptors")
 	w.allow("file-read* file-write-data file-ioctl", `(literal "/dev/null")`, `(literal "/dev/zero")`, `(literal "/dev/tty")`, `(literal "/dev/dtracehelper")`)
 	w.allow("file-read*", `(literal "/dev/random")`, `(literal "/dev/urandom")`)
 	ttys := []string{`(regex #"^/dev/ttys[0-9]+$")`}
-	if in.Terminal != "" {
+	if in.Terminal != "" && !ttyName.MatchString(in.Terminal) {
 		ttys = append(ttys, "(literal "+sbplString(in.Terminal)+")")
 	}
 	w.allow("file-read* file-write-data file-ioctl", ttys...)

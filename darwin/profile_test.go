@@ -425,3 +425,20 @@ func TestTagInMessages(t *testing.T) {
 		t.Errorf("the tag does not start every message:\n%s", p)
 	}
 }
+
+// TestInheritedTerminal: a terminal outside /dev/ttys[0-9]+ gets its
+// ioctls too; one inside adds nothing.
+func TestInheritedTerminal(t *testing.T) {
+	for term, want := range map[string]string{"/dev/console": `(literal "/dev/console")`, "/dev/ttys004": ""} {
+		o := testOptions
+		o.Terminal = term
+		p, err := Build(InputFromPolicy(policy.Compile(policy.Config{}, testEnv), o, testFinder))
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := `(allow file-read* file-write-data file-ioctl (regex #"^/dev/ttys[0-9]+$")` + map[bool]string{true: " " + want, false: ""}[want != ""] + ")"
+		if !slices.Contains(strings.Split(p, "\n"), line) {
+			t.Errorf("terminal %s: no line %s in:\n%s", term, line, p)
+		}
+	}
+}

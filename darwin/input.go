@@ -87,8 +87,12 @@ type Finder interface {
 	Resolve(p string) string
 	// Executables are the files a command name runs, from the PATH and
 	// the standard directories, each as found and resolved.
-	Executables(name string) []string
+	Executables(name string) []Executable
 }
+
+// Executable is a file a command name runs: where it was found, and what
+// that leads to, its links resolved.
+type Executable struct{ Path, Target string }
 
 // InputFromPolicy maps a compiled policy (allow rules already resolved
 // through their links by sandbox.GuardLinks) to the compiler's input,
@@ -106,11 +110,26 @@ func InputFromPolicy(p *policy.Policy, o ProfileOptions, f Finder) Input {
 		if len(r.Tokens) != 1 || r.IsGlob(0) {
 			continue
 		}
-		if bins := f.Executables(r.Tokens[0]); len(bins) > 0 {
+		if bins := execBinaries(r.Tokens[0], f.Executables(r.Tokens[0]), p.SharedBinariesAccepted); len(bins) > 0 {
 			in.ExecDenies = append(in.ExecDenies, ExecDeny{Rule: r.Text, Binaries: bins})
 		}
 	}
 	return in
+}
+
+// execBinaries are the paths to deny running for a command name: each
+// file found and its target, but none of a program of another name that
+// command.acceptSharedBinaryCannotRuntimeDeny names (as on Linux, that
+// one is blocked at preflight only).
+func execBinaries(name string, found []Executable, accepted []string) []string {
+	var out []string
+	for _, e := range found {
+		if base := filepath.Base(e.Target); base != name && slices.Contains(accepted, base) {
+			continue
+		}
+		out = appendNew(out, e.Path, e.Target)
+	}
+	return out
 }
 
 // pathRules maps rules; with f, each plain pattern gets its resolved
@@ -178,8 +197,8 @@ func (h HostFinder) Resolve(p string) string {
 }
 
 // Executables finds name in the PATH and the standard directories.
-func (h HostFinder) Executables(name string) []string {
-	var out []string
+func (h HostFinder) Executables(name string) []Executable {
+	var out []Executable
 	for _, d := range slices.Concat(filepath.SplitList(h.Path), sandbox.StandardBinDirs) {
 		if !filepath.IsAbs(d) {
 			continue
@@ -189,11 +208,7 @@ func (h HostFinder) Executables(name string) []string {
 		if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
 			continue
 		}
-		for _, q := range []string{p, h.Resolve(p)} {
-			if !slices.Contains(out, q) {
-				out = append(out, q)
-			}
-		}
+		out = append(out, Executable{Path: p, Target: h.Resolve(p)})
 	}
 	return out
 }

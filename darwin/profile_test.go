@@ -24,13 +24,15 @@ var testOptions = ProfileOptions{HTTPPort: 3128, SOCKSPort: 1080, TmpDir: "/var/
 // elsewhere, and the command rules' binaries are at fixed places.
 var testFinder = fakeFinder{
 	links: map[string]string{"/Users/dev/.aws": "/Volumes/keys/aws", "/Users/dev/project/secrets": "/Volumes/keys/project"},
-	bins: map[string][]string{"shutdown": {"/sbin/shutdown"}, "reboot": {"/sbin/reboot"}, "sudo": {"/usr/bin/sudo"},
-		"python2": {"/usr/local/bin/python2", "/usr/local/Cellar/python@2/2.7.18/bin/python2.7"}},
+	bins: map[string][]Executable{"shutdown": {{"/sbin/shutdown", "/sbin/shutdown"}}, "reboot": {{"/sbin/reboot", "/sbin/reboot"}},
+		"sudo":    {{"/usr/bin/sudo", "/usr/bin/sudo"}},
+		"python2": {{"/usr/local/bin/python2", "/usr/local/Cellar/python@2/2.7.18/bin/python2.7"}},
+		"vi":      {{"/usr/bin/vi", "/usr/bin/vim"}}},
 }
 
 type fakeFinder struct {
 	links map[string]string
-	bins  map[string][]string
+	bins  map[string][]Executable
 }
 
 func (f fakeFinder) Resolve(p string) string {
@@ -42,7 +44,7 @@ func (f fakeFinder) Resolve(p string) string {
 	return p
 }
 
-func (f fakeFinder) Executables(name string) []string { return f.bins[name] }
+func (f fakeFinder) Executables(name string) []Executable { return f.bins[name] }
 
 func templatePolicy(t *testing.T, name string) *policy.Policy {
 	t.Helper()
@@ -439,6 +441,27 @@ func TestInheritedTerminal(t *testing.T) {
 		line := `(allow file-read* file-write-data file-ioctl (regex #"^/dev/ttys[0-9]+$")` + map[bool]string{true: " " + want, false: ""}[want != ""] + ")"
 		if !slices.Contains(strings.Split(p, "\n"), line) {
 			t.Errorf("terminal %s: no line %s in:\n%s", term, line, p)
+		}
+	}
+}
+
+// TestExecDenyAcceptedShared: a command rule whose binary is another
+// program that command.acceptSharedBinaryCannotRuntimeDeny names gets no
+// exec deny (preflight alone blocks it); otherwise the link and its
+// target are both denied.
+func TestExecDenyAcceptedShared(t *testing.T) {
+	for _, accept := range []bool{false, true} {
+		c := policy.Command{Deny: []string{"vi"}}
+		if accept {
+			c.AcceptSharedBinaryCannotRuntimeDeny = []string{"vim"}
+		}
+		in := InputFromPolicy(policy.Compile(policy.Config{Command: c}, testEnv), testOptions, testFinder)
+		denied := slices.ContainsFunc(in.ExecDenies, func(e ExecDeny) bool { return e.Rule == "vi" })
+		if denied == accept {
+			t.Errorf("accepted %v: exec denies %v", accept, in.ExecDenies)
+		}
+		if !accept && !slices.ContainsFunc(in.ExecDenies, func(e ExecDeny) bool { return slices.Equal(e.Binaries, []string{"/usr/bin/vi", "/usr/bin/vim"}) }) {
+			t.Errorf("the link and its target are not both denied: %v", in.ExecDenies)
 		}
 	}
 }

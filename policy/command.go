@@ -38,15 +38,20 @@ type CommandDecision struct {
 }
 
 func commandRules(texts []string, origin func(string) string) []CommandRule {
-	out := make([]CommandRule, 0, len(texts))
+	var out []CommandRule // nil for none, as a plan read back has it
 	for _, t := range texts {
-		r := CommandRule{Text: t, Tokens: strings.Fields(t), Origin: origin(t)}
-		for _, tok := range r.Tokens {
-			r.glob = append(r.glob, strings.ContainsAny(tok, "*?["))
-		}
-		out = append(out, r)
+		out = append(out, compileCommandRule(t, origin(t)))
 	}
 	return out
+}
+
+// compileCommandRule is the rule text, split into its tokens.
+func compileCommandRule(text, origin string) CommandRule {
+	r := CommandRule{Text: text, Tokens: strings.Fields(text), Origin: origin}
+	for _, tok := range r.Tokens {
+		r.glob = append(r.glob, strings.ContainsAny(tok, "*?["))
+	}
+	return r
 }
 
 // DecideCommand judges one simple command's argv (after wrappers are

@@ -53,18 +53,25 @@ func (l *limitFlags) check() error {
 	return nil
 }
 
-// apply tightens the plan's limits with the flags, and sets the sizes of
-// /tmp and /dev/shm the init is to mount. The policy's zero for them
-// means fence's default size, not none, so a size flag is held to that
-// default: it lowers a size, never raises it. It warns when a size that
-// is set cannot apply, and with debug says what the sizes are.
-func (l *limitFlags) apply(plan *sandbox.Plan, debug bool, stderr io.Writer) {
-	sizes := l.sizes(plan.Limits)
-	plan.Limits = plan.Limits.Tighter(l.RunLimits)
+// planned are the run's limits: the policy's, pol, tightened with the
+// flags, with the sizes of /tmp and /dev/shm the init is to mount. The
+// policy's zero for them means fence's default size, not none, so a size
+// flag is held to that default: it lowers a size, never raises it.
+func (l *limitFlags) planned(pol policy.RunLimits) (policy.RunLimits, linux.TmpfsSizes) {
+	sizes := l.sizes(pol)
+	limits := pol.Tighter(l.RunLimits)
+	if runtime.GOOS == "linux" {
+		limits.TmpSizeMB, limits.ShmSizeMB = sizes.TmpMB, sizes.ShmMB
+	}
+	return limits, sizes
+}
+
+// notes warn when a size of /tmp or /dev/shm that is set cannot apply to
+// plan, and with debug say what the sizes are.
+func (l *limitFlags) notes(plan *sandbox.Plan, sizes linux.TmpfsSizes, debug bool, stderr io.Writer) {
 	if runtime.GOOS != "linux" {
 		return
 	}
-	plan.Limits.TmpSizeMB, plan.Limits.ShmSizeMB = sizes.TmpMB, sizes.ShmMB
 	for _, line := range tmpfsNotes(plan, sizes) {
 		if line.warn {
 			fmt.Fprintf(stderr, "fence: warning: %s\n", line.text)

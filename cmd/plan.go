@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -33,7 +32,7 @@ func newPlanCmd(pf *policyFlags, stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			plan, err := planFor(pol, disk, args, shell, "refuse")
+			plan, err := planFor(pol, disk, sandbox.Options{Argv: args, Shell: shell, Degraded: "refuse"})
 			if err != nil {
 				return err
 			}
@@ -44,7 +43,7 @@ func newPlanCmd(pf *policyFlags, stdout io.Writer) *cobra.Command {
 				enc.SetEscapeHTML(false)
 				return enc.Encode(plan)
 			case "darwin":
-				return printDarwinPlan(stdout, pol, plan)
+				return printDarwinPlan(stdout, plan)
 			}
 			return fmt.Errorf("--platform %q: want linux or darwin", platform)
 		},
@@ -54,11 +53,11 @@ func newPlanCmd(pf *policyFlags, stdout io.Writer) *cobra.Command {
 	return c
 }
 
-// printDarwinPlan prints the sandbox-exec command line and the profile.
-// The proxy ports and the TMPDIR are the run's; the plan shows the
-// policy's ports and a placeholder directory.
-func printDarwinPlan(w io.Writer, pol *policy.Policy, plan *sandbox.Plan) error {
-	profile := darwin.Profile(pol, darwin.ProfileOptions{HTTPPort: pol.HTTPProxyPort, SOCKSPort: pol.SocksProxyPort, TmpDir: "/private/var/folders/fence-XXXXXX"})
+// printDarwinPlan prints the sandbox-exec command line and the profile
+// compiled from the plan. The proxy ports and the TMPDIR are the run's;
+// the plan shows the policy's ports and a placeholder directory.
+func printDarwinPlan(w io.Writer, plan *sandbox.Plan) error {
+	profile := darwin.Profile(plan, darwin.ProfileOptions{HTTPPort: plan.Proxy.HTTPPort, SOCKSPort: plan.Proxy.SOCKSPort, TmpDir: "/private/var/folders/fence-XXXXXX"})
 	argv, _ := json.Marshal(append([]string{"/usr/bin/sandbox-exec", "-p", "PROFILE", "--"}, plan.Argv...))
 	_, err := fmt.Fprintf(w, "; argv: %s\n%s", argv, profile)
 	return err
@@ -70,7 +69,7 @@ func buildPlan(pf *policyFlags, argv []string, shell, degraded string) (*sandbox
 	if err != nil {
 		return nil, err
 	}
-	return planFor(pol, disk, argv, shell, degraded)
+	return planFor(pol, disk, sandbox.Options{Argv: argv, Shell: shell, Degraded: degraded})
 }
 
 // compilePolicy loads the policy and fixes its meaning for this directory
@@ -140,18 +139,12 @@ func originOf(res *policy.Resolved) func(key, value string) string {
 	}
 }
 
-// planFor plans the command under a compiled policy.
-func planFor(pol *policy.Policy, disk *sandbox.Disk, argv []string, shell, degraded string) (*sandbox.Plan, error) {
-	plan, err := sandbox.NewPlan(pol, sandbox.Options{Disk: disk,
-		Argv: argv, Shell: shell, Environ: os.Environ(),
-		UID: os.Getuid(), GID: os.Getgid(), Degraded: degraded, FenceBinary: fenceBinary(),
-	})
-	if err != nil {
-		return nil, err
-	}
-	plan.Seccomp = linux.SeccompSummary()
-	sshThroughProxy(plan)
-	return plan, nil
+// planFor plans the command of o (and what the run's flags add to it)
+// under a compiled policy, for this process.
+func planFor(pol *policy.Policy, disk *sandbox.Disk, o sandbox.Options) (*sandbox.Plan, error) {
+	o.Disk, o.Environ, o.UID, o.GID = disk, os.Environ(), os.Getuid(), os.Getgid()
+	o.FenceBinary, o.SSHProxy, o.Seccomp = fenceBinary(), true, linux.SeccompSummary()
+	return sandbox.NewPlan(pol, o)
 }
 
 // printPlanDebug prints the plan for -d, one line per decision.
@@ -239,18 +232,4 @@ func envRuleText(pol *policy.Policy, name string) string {
 		return fmt.Sprintf("env.deny %q (%s)", pattern, src)
 	}
 	return fmt.Sprintf("env.deny %q", pattern)
-}
-
-// sshThroughProxy lets git reach ssh remotes through fence's SOCKS proxy
-// (unless the caller chose a GIT_SSH_COMMAND), with fence itself as the
-// ProxyCommand.
-func sshThroughProxy(plan *sandbox.Plan) {
-	if plan.Network != "none" || slices.ContainsFunc(plan.Env, func(kv string) bool { return strings.HasPrefix(kv, "GIT_SSH_COMMAND=") }) {
-		return
-	}
-	self := fenceBinary()
-	if self == "" || !plan.FenceBinaryVisible(self) {
-		return
-	}
-	plan.Env = append(plan.Env, fmt.Sprintf("GIT_SSH_COMMAND=ssh -o ProxyCommand='%s ssh-proxy %%h %%p'", self))
 }

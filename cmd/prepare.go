@@ -273,8 +273,9 @@ func createdNote(pol *policy.Policy, d policy.Decision) policy.Decision {
 // hostRuntimeDir makes the private XDG_RUNTIME_DIR in the host's /tmp
 // for a plan that asks for one there (sandbox.Mounts.RuntimeDirHost: a
 // rule shares the host's /tmp), with a name no one can know before, mode
-// 0700, and returns what removes it after the run (removeMade).
-func hostRuntimeDir(plan *sandbox.Plan) (remove func(), err error) {
+// 0700, kept in rt, and returns what removes it after the run
+// (removeMade).
+func hostRuntimeDir(plan *sandbox.Plan, rt *sandbox.Runtime) (remove func(), err error) {
 	if !plan.Mounts.RuntimeDirHost {
 		return func() {}, nil
 	}
@@ -287,16 +288,18 @@ func hostRuntimeDir(plan *sandbox.Plan) (remove func(), err error) {
 		os.Remove(dir)
 		return nil, fmt.Errorf("open the private XDG_RUNTIME_DIR: %w", err)
 	}
-	plan.SetRuntimeDir(dir)
+	rt.RuntimeDir = dir
 	return func() { removeMade(dir, fd, os.Geteuid()) }, nil
 }
 
 // printTempEnvDebug says, for -d, which of TMPDIR and XDG_RUNTIME_DIR
-// the plan changed from what fence inherited, and to what.
-func printTempEnvDebug(w io.Writer, plan *sandbox.Plan) {
+// the plan (with what the run chose, rt) changed from what fence
+// inherited, and to what.
+func printTempEnvDebug(w io.Writer, plan *sandbox.Plan, rt *sandbox.Runtime) {
+	env := rt.Env(plan)
 	for _, name := range []string{"TMPDIR", "XDG_RUNTIME_DIR"} {
 		was, set := os.LookupEnv(name)
-		now, ok := sandbox.LookupEnv(plan.Env, name)
+		now, ok := sandbox.LookupEnv(env, name)
 		switch {
 		case !set || was == now && ok || slices.Contains(plan.EnvRemoved, name):
 		case ok:

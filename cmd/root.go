@@ -231,17 +231,17 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 		rec.Command(sandbox.LayerPreflight, v)
 		return &exitError{code: sandbox.ExitFenceError, msg: v.Message()}
 	}
-	plan, err := planFor(pol, disk, args, o.shell, o.degraded)
+	popts, sizes, err := o.planOptions(args, pol, us)
 	if err != nil {
 		return err
 	}
-	shellArgv(plan, o.shell, us)
-	plan.Monitor, plan.Recorder, plan.KeepFDs = o.monitor, rec, o.keepFDs
-	o.limits.apply(plan, o.policy.debug, o.stderr)
-	if err := addForwards(plan, o.ports); err != nil {
+	plan, err := planFor(pol, disk, popts)
+	if err != nil {
 		return err
 	}
-	removeRuntimeDir, err := hostRuntimeDir(plan)
+	o.limits.notes(plan, sizes, o.policy.debug, o.stderr)
+	rt := &sandbox.Runtime{Recorder: rec}
+	removeRuntimeDir, err := hostRuntimeDir(plan, rt)
 	if err != nil {
 		return err
 	}
@@ -251,16 +251,16 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	}
 	if o.policy.debug {
 		printPlanDebug(o.stderr, pol, plan)
-		printTempEnvDebug(o.stderr, plan)
+		printTempEnvDebug(o.stderr, plan, rt)
 	}
 	guards := guardAgentConfigs(pol, o.policy.debug, o.stderr)
 	defer guards.close()
 	var code int
 	switch runtime.GOOS {
 	case "linux":
-		code, err = linux.Run(plan, pre, o.stderr)
+		code, err = linux.Run(plan, rt, pre, o.stderr)
 	case "darwin":
-		code, err = darwin.Run(pol, plan, o.stderr)
+		code, err = darwin.Run(plan, rt, o.stderr)
 	default:
 		return fmt.Errorf("refusing to run %q: fence has no sandbox for %s, and never runs a command unsandboxed", strings.Join(plan.Argv, " "), runtime.GOOS)
 	}
@@ -338,31 +338,25 @@ func (o *runOptions) recorder(pol *policy.Policy, rep *runReport) (*sandbox.Reco
 	return rec, nil
 }
 
-// addForwards adds the -p ports to the plan.
-func addForwards(plan *sandbox.Plan, ports []string) error {
-	if len(ports) == 0 {
-		return nil
+// planOptions are what the run's flags put into its plan: the command
+// (through the user's shell, with us), --monitor, --keep-fd, the -p
+// ports, and the limits, with the sizes of /tmp and /dev/shm that
+// tmpfsNotes explains.
+func (o *runOptions) planOptions(args []string, pol *policy.Policy, us *sandbox.UserShell) (sandbox.Options, linux.TmpfsSizes, error) {
+	po := sandbox.Options{Argv: args, Shell: o.shell, Degraded: o.degraded, Monitor: o.monitor, KeepFDs: o.keepFDs}
+	if us != nil {
+		po.Argv, po.Shell = us.Argv(o.shell), ""
 	}
-	if plan.Network == "host" {
-		return errors.New("-p has nothing to do when the network is the host's: the command's servers are on the host already")
-	}
-	for _, p := range ports {
+	for _, p := range o.ports {
 		f, err := sandbox.ParseForward(p)
 		if err != nil {
-			return err
+			return po, linux.TmpfsSizes{}, err
 		}
-		if err := plan.Proxy.CheckForward(f); err != nil {
-			return err
-		}
-		plan.Proxy.Forwards = append(plan.Proxy.Forwards, f)
-		if tcp := plan.Landlock.TCP; tcp != nil {
-			// The server inside may listen on the port, and the init
-			// connects to it.
-			tcp.Bind = append(tcp.Bind, f.Port)
-			tcp.Connect = append(tcp.Connect, f.Port)
-		}
+		po.Forwards = append(po.Forwards, f)
 	}
-	return nil
+	limits, sizes := o.limits.planned(pol.Limits)
+	po.Limits = &limits
+	return po, sizes, nil
 }
 
 // preflight judges the command line before anything starts.

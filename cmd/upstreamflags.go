@@ -89,10 +89,3 @@ func (u *upstreamFlags) apply(pol *policy.Policy, src string, argv []string, dir
 	}
 	return us, expose(pol, paths)
 }
-
-// shellArgv runs the plan's -c string through us, when it is set.
-func shellArgv(plan *sandbox.Plan, src string, us *sandbox.UserShell) {
-	if us != nil {
-		plan.Argv = us.Argv(src)
-	}
-}

@@ -10,11 +10,11 @@ import (
 	"github.com/fence-sandbox/fence/policy"
 )
 
-// Profile compiles the policy into an SBPL profile, looking at this
+// profileOf compiles the policy into an SBPL profile, looking at this
 // machine's disk for links and binaries. A policy the profile cannot
 // enforce exactly gives a profile that denies everything, naming why:
 // callers that can report the refusal use Build.
-func Profile(p *policy.Policy, o ProfileOptions) string {
+func profileOf(p *policy.Policy, o ProfileOptions) string {
 	profile, err := Build(InputFromPolicy(p, o, HostFinder{Path: os.Getenv("PATH")}))
 	if err != nil {
 		return "(version 1)\n(deny default (with message " + sbplString(o.tag()+":refused: "+err.Error()) + "))\n"

@@ -352,7 +352,7 @@ func TestRefusesInexactDeny(t *testing.T) {
 		t.Fatalf("Build = %v, want a refusal at %s:3:18", err, cfg)
 	}
 	// The shim the runner calls today fails closed: it denies everything.
-	if p := Profile(policy.Compile(res.Config, env), testOptions); strings.Contains(p, "(allow") {
+	if p := profileOf(policy.Compile(res.Config, env), testOptions); strings.Contains(p, "(allow") {
 		t.Errorf("a refused policy still allows:\n%s", p)
 	}
 }

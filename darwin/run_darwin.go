@@ -20,9 +20,10 @@ import (
 	"github.com/fence-sandbox/fence/sandbox/proxy"
 )
 
-// Run runs the plan's command under a profile compiled from p, with the
-// proxies on the host's loopback, and returns fence's exit code.
-func Run(p *policy.Policy, plan *sandbox.Plan, stderr io.Writer) (int, error) {
+// Run runs the plan's command under the profile compiled from it, with
+// the proxies on the host's loopback, and returns fence's exit code. rt
+// holds who hears the run's denials; plan is only read.
+func Run(plan *sandbox.Plan, rt *sandbox.Runtime, stderr io.Writer) (int, error) {
 	if err := refusal(plan); err != nil {
 		return sandbox.ExitFenceError, err
 	}
@@ -34,7 +35,7 @@ func Run(p *policy.Policy, plan *sandbox.Plan, stderr io.Writer) (int, error) {
 		return sandbox.ExitFenceError, fmt.Errorf("create private TMPDIR: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	listeners, err := listenProxies(p, plan.Recorder)
+	listeners, err := listenProxies(plan.ProxyPolicy(), rt.Recorder)
 	if err != nil {
 		return sandbox.ExitFenceError, err
 	}
@@ -46,8 +47,8 @@ func Run(p *policy.Policy, plan *sandbox.Plan, stderr io.Writer) (int, error) {
 	httpPort, socksPort := port(listeners[0]), port(listeners[1])
 	// The profile's messages carry no run tag yet, only "fence:".
 	tag := "fence"
-	profile := Profile(p, ProfileOptions{HTTPPort: httpPort, SOCKSPort: socksPort, TmpDir: tmp})
-	env := append(sandbox.ProxyEnv(plan.Env, httpPort, socksPort), "TMPDIR="+tmp)
+	profile := Profile(plan, ProfileOptions{HTTPPort: httpPort, SOCKSPort: socksPort, TmpDir: tmp})
+	env := append(sandbox.ProxyEnv(rt.Env(plan), httpPort, socksPort), "TMPDIR="+tmp)
 	closeInherited(plan.KeepFDs)
 	if plan.Monitor {
 		stop := streamDenials(tag, stderr)

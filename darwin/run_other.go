@@ -7,11 +7,10 @@ import (
 	"io"
 	"runtime"
 
-	"github.com/fence-sandbox/fence/policy"
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
 // Run fails off macOS.
-func Run(*policy.Policy, *sandbox.Plan, io.Writer) (int, error) {
+func Run(*sandbox.Plan, *sandbox.Runtime, io.Writer) (int, error) {
 	return sandbox.ExitFenceError, fmt.Errorf("the macOS sandbox cannot run on %s", runtime.GOOS)
 }

@@ -82,8 +82,8 @@ const sizeofSockaddrStorage = 128
 // the sandbox; a blocking connect holds one until it completes.
 const maxConnectThreads = 32
 
-func newConnectJudge(rules connectRules, plan *sandbox.Plan, stderr io.Writer) *connectJudge {
-	j := &connectJudge{rules: rules, landlock: plan.Landlock, stderr: stderr, recorder: plan.Recorder,
+func newConnectJudge(rules connectRules, plan *sandbox.Plan, rec *sandbox.Recorder, stderr io.Writer) *connectJudge {
+	j := &connectJudge{rules: rules, landlock: plan.Landlock, stderr: stderr, recorder: rec,
 		ruleset: -1, work: make(chan func(error)), idle: make(chan struct{}, maxConnectThreads), told: map[string]bool{}, listening: map[string]bool{}}
 	for range maxConnectThreads {
 		j.idle <- struct{}{}
@@ -515,9 +515,14 @@ func installNotify(c notified) (*os.File, error) {
 
 // serveNotify answers the sandbox's notifications until the sandbox is
 // gone: execs are judged in turn, connects each on a goroutine of its
-// own (conn is nil when fence does not judge them).
-func serveNotify(notify *os.File, plan *sandbox.Plan, conn *connectJudge, stderr io.Writer) {
+// own (conn is nil when fence does not judge them). The plan's exec rules
+// are compiled once, here; rec hears about refusals.
+func serveNotify(notify *os.File, plan *sandbox.Plan, rec *sandbox.Recorder, conn *connectJudge, stderr io.Writer) {
 	defer notify.Close()
+	var rules *policy.Policy
+	if plan.ExecRules != nil {
+		rules = plan.ExecRules.Compile()
+	}
 	if conn != nil {
 		defer conn.stop()
 	}
@@ -544,6 +549,6 @@ func serveNotify(notify *os.File, plan *sandbox.Plan, conn *connectJudge, stderr
 			conn.handleBind(fd, n) // bind does not block
 			continue
 		}
-		judgeExec(fd, n, plan, told, stderr)
+		judgeExec(fd, n, rules, rec, told, stderr)
 	}
 }

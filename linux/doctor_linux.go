@@ -134,7 +134,7 @@ func probe() Finding {
 	plan := &sandbox.Plan{
 		Argv: []string{"/bin/true"}, Dir: "/", UID: os.Getuid(), GID: os.Getgid(), Network: "none",
 		Mounts:   sandbox.Mounts{PrivateTmp: true, Devices: "minimal"},
-		Landlock: sandbox.Landlock{Rules: []sandbox.LandlockRule{{Path: "/", Access: "read"}}, MinABI: 1},
+		Landlock: sandbox.Landlock{Rules: []sandbox.LandlockRule{{Path: "/", Access: "read", Kind: sandbox.KindOpenReads}}, MinABI: 1},
 		Degraded: "warn",
 	}
 	code, err := supervise(&wire{Plan: plan, Namespaces: true}, nil, io.Discard)

@@ -83,7 +83,7 @@ func (r execReports) first(pid uint32, message string) bool {
 // judgeExec answers one exec notification. Refusals are reported on
 // stderr, since the program only sees EPERM: once for each process and
 // command (see execReports).
-func judgeExec(fd uintptr, n *seccompNotif, plan *sandbox.Plan, told execReports, stderr io.Writer) {
+func judgeExec(fd uintptr, n *seccompNotif, rules *policy.Policy, rec *sandbox.Recorder, told execReports, stderr io.Writer) {
 	resp := seccompNotifResp{ID: n.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	call, err := readExec(n)
 	switch {
@@ -93,9 +93,9 @@ func judgeExec(fd uintptr, n *seccompNotif, plan *sandbox.Plan, told execReports
 		fmt.Fprintf(stderr, "fence: refused an exec whose arguments could not be read: %v\n", err)
 		resp = seccompNotifResp{ID: n.ID, Error: -int32(unix.EPERM)}
 	default:
-		if v := judgeCall(plan.ExecRules, call); v.Blocked {
+		if v := judgeCall(rules, call); v.Blocked {
 			if told.first(n.Pid, v.Message()) {
-				plan.Recorder.Command(sandbox.LayerExec, v)
+				rec.Command(sandbox.LayerExec, v)
 				fmt.Fprintf(stderr, "fence: %s (at exec)\n", v.Message())
 			}
 			resp = seccompNotifResp{ID: n.ID, Error: -int32(unix.EPERM)}

@@ -35,7 +35,7 @@ func Prestart(uid, gid int, keepFDs []int) *Prestarted { return nil }
 func (*Prestarted) Release() {}
 
 // Run fails off Linux.
-func Run(*sandbox.Plan, *Prestarted, io.Writer) (int, error) {
+func Run(*sandbox.Plan, *sandbox.Runtime, *Prestarted, io.Writer) (int, error) {
 	return sandbox.ExitFenceError, fmt.Errorf("the Linux sandbox cannot run on %s", runtime.GOOS)
 }
 

@@ -199,7 +199,7 @@ func expandGlobs(watch []sandbox.Watch) []sandbox.Watch {
 		}
 		for _, m := range matches {
 			if !slices.Contains(w.Existing, m) {
-				out = append(out, sandbox.Watch{Path: m, Quarantine: w.Quarantine, Why: w.Why})
+				out = append(out, sandbox.Watch{Path: m, Quarantine: w.Quarantine, Kind: sandbox.KindMissing, Why: w.Why})
 			}
 		}
 	}

@@ -88,7 +88,7 @@ func BenchmarkProxyHandover(b *testing.B) {
 		if status != statusOK || len(files) != 2 {
 			b.Fatalf("status %q with %d files", status, len(files))
 		}
-		serveProxies(plan, fileListeners(plan.Proxy, files), io.Discard)()
+		serveProxies(plan, nil, fileListeners(plan.Proxy, files), io.Discard)()
 		sup.Close()
 	}
 }

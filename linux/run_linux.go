@@ -25,15 +25,18 @@ import (
 //
 // pre, when not nil, is the init Prestart started for this run: Run uses
 // it when it fits the plan and ends it otherwise.
-func Run(plan *sandbox.Plan, pre *Prestarted, stderr io.Writer) (int, error) {
+//
+// rt holds what the run chooses as it starts, and who hears its denials;
+// plan is only read.
+func Run(plan *sandbox.Plan, rt *sandbox.Runtime, pre *Prestarted, stderr io.Writer) (int, error) {
 	if err := checkLandlock(KernelLandlockABI(), plan.Landlock.MinABI, plan.Landlock.Reasons, plan.Degraded, stderr); err != nil {
 		pre.Release()
 		return sandbox.ExitFenceError, err
 	}
-	w := &wire{Plan: plan, Env: plan.Env, Namespaces: true, Foreground: isForeground() && !plan.NewSession}
+	w := &wire{Plan: plan, Env: rt.Env(plan), Runtime: rt, Namespaces: true, Foreground: isForeground() && !plan.NewSession}
 	code, err := supervise(w, pre.take(w), stderr)
 	if errors.Is(err, errNoUserNS) {
-		code, err = runLandlockOnly(plan, err, w.Foreground, detectNesting(), stderr)
+		code, err = runLandlockOnly(plan, rt, err, w.Foreground, detectNesting(), stderr)
 	}
 	if err != nil {
 		return sandbox.ExitFenceError, err
@@ -54,7 +57,7 @@ func Run(plan *sandbox.Plan, pre *Prestarted, stderr io.Writer) (int, error) {
 // of it is named instead. No pid namespace ends what the command leaves
 // running, so fence kills every process of the sandbox before it returns
 // (and so before it moves aside what the command planted).
-func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, nest *nesting, stderr io.Writer) (int, error) {
+func runLandlockOnly(plan *sandbox.Plan, rt *sandbox.Runtime, why error, foreground bool, nest *nesting, stderr io.Writer) (int, error) {
 	root := os.Geteuid() == 0
 	weaker := sandbox.WeakerFor(plan, root)
 	nested := nest != nil && !nest.landlockOnly
@@ -110,7 +113,7 @@ func runLandlockOnly(plan *sandbox.Plan, why error, foreground bool, nest *nesti
 			fmt.Fprintf(stderr, "fence: warning: %d processes the command started were still running after fence spent %s killing them (pids %v): kill them before trusting what the run left\n", len(left), killBudget, left)
 		}
 	}
-	w := &wire{Plan: ll, Env: ll.Env, Namespaces: false, Foreground: foreground, NoListener: noListener}
+	w := &wire{Plan: ll, Env: rt.Env(ll), Runtime: rt, Namespaces: false, Foreground: foreground, NoListener: noListener}
 	return superviseThen(w, nil, killLeft, stderr)
 }
 
@@ -235,17 +238,17 @@ func serve(cmd *exec.Cmd, w *wire, jobs *supervisorJobs, planW, statR *os.File, 
 		case !w.Namespaces:
 			rules := landlockOnlyRules(w.Plan)
 			rules.Listed = unixRules(w.Plan)
-			conn = newConnectJudge(rules, w.Plan, stderr)
+			conn = newConnectJudge(rules, w.Plan, w.recorder(), stderr)
 		case w.Plan.Landlock.TCP.RefusesListen():
-			conn = newConnectJudge(connectRules{}, w.Plan, stderr) // judges listen() only
+			conn = newConnectJudge(connectRules{}, w.Plan, w.recorder(), stderr) // judges listen() only
 		}
-		go serveNotify(files[len(files)-1], w.Plan, conn, stderr)
+		go serveNotify(files[len(files)-1], w.Plan, w.recorder(), conn, stderr)
 		files = files[:len(files)-1]
 	}
 	if w.Plan.Network == "none" && w.Namespaces {
 		listeners = fileListeners(w.Plan.Proxy, files)
 	}
-	stop := serveProxies(w.Plan, listeners, stderr)
+	stop := serveProxies(w.Plan, w.recorder(), listeners, stderr)
 	// pending counts -p connections still passing on what the sandbox
 	// sent; fence waits for them (briefly) after the command, once no
 	// new one can be accepted.

@@ -146,7 +146,7 @@ func listenFile(addr string) (*os.File, error) {
 // serveProxies serves the proxies (and local port relays) on the
 // listeners, with the plan's domain rules, until the returned stop is
 // called.
-func serveProxies(plan *sandbox.Plan, listeners []net.Listener, stderr io.Writer) (stop func()) {
+func serveProxies(plan *sandbox.Plan, rec *sandbox.Recorder, listeners []net.Listener, stderr io.Writer) (stop func()) {
 	if len(listeners) < 2 {
 		closeListeners(listeners)
 		return func() {}
@@ -159,7 +159,7 @@ func serveProxies(plan *sandbox.Plan, listeners []net.Listener, stderr io.Writer
 	var refused sandbox.Refusals
 	srv.Log = func(e proxy.Event) {
 		blocked.Add(1)
-		plan.Recorder.Network(e.Proto, e.Target, e.Decision)
+		rec.Network(e.Proto, e.Target, e.Decision)
 		refused.Add(srv.Policy.NetworkDecision(e.Proto, e.Target, e.Target, e.Decision))
 		if plan.Monitor {
 			fmt.Fprintf(stderr, "fence: %s\n", e)

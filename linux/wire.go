@@ -8,8 +8,12 @@ import (
 // wire is what the supervisor sends the init over the plan pipe.
 type wire struct {
 	Plan *sandbox.Plan
-	// Env is sent apart because Plan keeps it out of JSON.
+	// Env is sent apart because Plan keeps it out of JSON: the plan's,
+	// with what the run chose (see sandbox.Runtime.Env).
 	Env []string
+	// Runtime is what the run chose and who hears its denials: the
+	// supervisor's alone, never sent.
+	Runtime *sandbox.Runtime `json:"-"`
 	// Namespaces is false in the Landlock-only fallback.
 	Namespaces bool
 	// Foreground makes the command the terminal's foreground job.
@@ -19,6 +23,14 @@ type wire struct {
 	// this run then judges neither connect() nor listen() (see
 	// nested_linux.go).
 	NoListener bool `json:"noListener,omitempty"`
+}
+
+// recorder is who hears the run's denials (nil for none).
+func (w *wire) recorder() *sandbox.Recorder {
+	if w.Runtime == nil {
+		return nil
+	}
+	return w.Runtime.Recorder
 }
 
 // The init learns its role from argv[0] and finds its pipes at fixed fds.
@@ -39,6 +51,7 @@ const (
 func (w *wire) forInit() *wire {
 	p := *w.Plan
 	p.Globs, p.Warnings, p.Seccomp, p.EnvRemoved, p.Watch, p.Worktrees, p.Gitlinks = nil, nil, nil, nil, nil, nil, nil
+	p.ExecRules, p.Rules = nil, sandbox.Rules{}
 	if p.Proxy != nil {
 		proxy := *p.Proxy
 		proxy.AllowedDomains, proxy.DeniedDomains, proxy.SSH, proxy.Upstream = nil, nil, policy.SSHPolicy{}, nil

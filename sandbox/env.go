@@ -203,16 +203,10 @@ func privateTempEnv(plan *Plan, pol *policy.Policy, uid int) {
 		plan.Mounts.RuntimeDir = private
 		plan.Env = setEnv(plan.Env, "XDG_RUNTIME_DIR", private)
 	case slices.ContainsFunc(plan.Mounts.Binds, func(b Bind) bool { return b.Write && under("/tmp", b.Path) }):
-		// A rule shares the host's /tmp: the supervisor makes the
-		// directory there and sets the variable (SetRuntimeDir).
+		// A rule shares the host's /tmp: the caller makes the directory
+		// there, and the variable is set from the run's Runtime.
 		plan.Mounts.RuntimeDirHost = true
 	}
-}
-
-// SetRuntimeDir points the command's XDG_RUNTIME_DIR at dir, the
-// directory the supervisor made for a plan with Mounts.RuntimeDirHost.
-func (p *Plan) SetRuntimeDir(dir string) {
-	p.Env = setEnv(p.Env, "XDG_RUNTIME_DIR", dir)
 }
 
 // usableRuntimeDir reports whether dir can stay the command's

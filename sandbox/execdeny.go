@@ -61,7 +61,13 @@ func (b *builder) programs() {
 	if t.err != nil && b.err == nil {
 		b.err = t.err
 	}
-	b.plan.Programs = t.list
+	// What the search kept of each program for itself stays out of the
+	// plan, which holds data only.
+	b.plan.Programs = make([]ProgramIdentity, len(t.list))
+	for i, id := range t.list {
+		id.aliases, id.keys, id.links = nil, nil, 0
+		b.plan.Programs[i] = id
+	}
 }
 
 func (b *builder) denyExec(r policy.CommandRule, target string, names []string) {
@@ -74,7 +80,7 @@ func (b *builder) denyExec(r policy.CommandRule, target string, names []string) 
 			why, r.Tokens[0], target, strings.Join(collateral, ", ")))
 	}
 	if !slices.ContainsFunc(b.plan.Mounts.Masks, func(m Mask) bool { return m.Path == target }) {
-		b.plan.Mounts.Masks = append(b.plan.Mounts.Masks, Mask{Path: target, Why: why})
+		b.plan.Mounts.Masks = append(b.plan.Mounts.Masks, Mask{Path: target, Kind: KindProgram, Why: why})
 	}
 }
 

@@ -83,7 +83,7 @@ func LandlockOnly(plan *Plan, tmpDir string, terminals, hostSockets []string) *P
 	}
 	for _, s := range hostSockets {
 		if !slices.ContainsFunc(plan.Landlock.Rules, func(r LandlockRule) bool { return r.Access == "unix" && under(s, r.Path) }) {
-			p.Mounts.Masks = append(p.Mounts.Masks, Mask{Path: s, Socket: true, Why: "a host unix socket network.allowUnixSockets does not list"})
+			p.Mounts.Masks = append(p.Mounts.Masks, Mask{Path: s, Socket: true, Kind: KindHostSocket, Why: "a host unix socket network.allowUnixSockets does not list"})
 		}
 	}
 	deniedWrite = slices.Clone(deniedRead)
@@ -105,19 +105,19 @@ func LandlockOnly(plan *Plan, tmpDir string, terminals, hostSockets []string) *P
 	for _, r := range plan.Landlock.Rules {
 		denied := outOfDev(deniedRead)
 		switch {
-		case r.Path == "/dev" || r.Path == "/tmp" && r.Why == "the private /tmp":
+		case r.Path == "/dev" || r.Kind == KindPrivateTmp:
 			continue
 		case r.Access == "write":
 			denied = outOfDev(deniedWrite)
 		}
 		for _, g := range carve(r.Path, denied) {
-			rules = append(rules, LandlockRule{Path: g, Access: r.Access, Why: r.Why})
+			rules = append(rules, LandlockRule{Path: g, Access: r.Access, Kind: r.Kind, Why: r.Why})
 		}
 	}
-	rules = append(rules, LandlockRule{Path: tmpDir, Access: "write", Why: "the private TMPDIR"})
+	rules = append(rules, LandlockRule{Path: tmpDir, Access: "write", Kind: KindPrivateTmpDir, Why: "the private TMPDIR"})
 	for _, d := range landlockDevices(plan.Mounts, terminals) {
 		for _, g := range carve(d, deniedRead) {
-			rules = append(rules, LandlockRule{Path: g, Access: "dev", Why: "device nodes"})
+			rules = append(rules, LandlockRule{Path: g, Access: "dev", Kind: KindDevices, Why: "device nodes"})
 		}
 	}
 	p.Landlock = Landlock{

@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"slices"
+	"strings"
 )
 
 // fenceBinaryBind binds the fence binary (Options.FenceBinary) read-only
@@ -23,7 +25,7 @@ func (b *builder) fenceBinaryBind(binds []Bind) []Bind {
 	if fi, err := os.Stat(self); err != nil || !fi.Mode().IsRegular() {
 		return binds
 	}
-	return append(binds, Bind{Path: self, Why: "the fence binary, which GIT_SSH_COMMAND runs as ssh's ProxyCommand"})
+	return append(binds, Bind{Path: self, Kind: KindFenceBinary, Why: "the fence binary, which GIT_SSH_COMMAND runs as ssh's ProxyCommand"})
 }
 
 // FenceBinaryVisible reports whether the fence binary at self (its links
@@ -37,4 +39,17 @@ func (p *Plan) FenceBinaryVisible(self string) bool {
 		return true
 	}
 	return slices.ContainsFunc(p.Mounts.Binds, func(b Bind) bool { return under(self, b.Path) })
+}
+
+// sshThroughProxy lets git reach ssh remotes through fence's SOCKS proxy
+// (unless the caller chose a GIT_SSH_COMMAND), with fence itself, at
+// self, as the ProxyCommand.
+func sshThroughProxy(plan *Plan, self string) {
+	if plan.Network != "none" || slices.ContainsFunc(plan.Env, func(kv string) bool { return strings.HasPrefix(kv, "GIT_SSH_COMMAND=") }) {
+		return
+	}
+	if self == "" || !plan.FenceBinaryVisible(self) {
+		return
+	}
+	plan.Env = append(plan.Env, fmt.Sprintf("GIT_SSH_COMMAND=ssh -o ProxyCommand='%s ssh-proxy %%h %%p'", self))
 }

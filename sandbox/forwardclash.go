@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -18,6 +19,24 @@ func (p *Proxy) CheckForward(f Forward) error {
 		return fmt.Errorf("-p %s: port %d is the SOCKS5 proxy's inside the sandbox (network.socksProxyPort): expose another port, or move the proxy", f.HostAddr, f.Port)
 	case slices.Contains(p.LocalPorts, f.Port):
 		return fmt.Errorf("-p %s: port %d is relayed into the sandbox from the host (network.allowLocalOutboundPorts), so no server inside can listen on it", f.HostAddr, f.Port)
+	}
+	return nil
+}
+
+// addForwards adds the -p ports to the plan's proxy, which relays them
+// (landlockTCP lets the server inside listen on them).
+func (p *Plan) addForwards(forwards []Forward) error {
+	if len(forwards) == 0 {
+		return nil
+	}
+	if p.Network == "host" {
+		return errors.New("-p has nothing to do when the network is the host's: the command's servers are on the host already")
+	}
+	for _, f := range forwards {
+		if err := p.Proxy.CheckForward(f); err != nil {
+			return err
+		}
+		p.Proxy.Forwards = append(p.Proxy.Forwards, f)
 	}
 	return nil
 }

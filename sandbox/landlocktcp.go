@@ -5,18 +5,31 @@ package sandbox
 // false: a server there reaches nothing of the host's, and a test that
 // starts one dials a port of the kernel's choosing. With it false, only
 // the proxies and the relayed ports may be connected, and nothing may
-// bind. On the host's network a server would listen on the host's
+// bind but the -p ports (which the init connects to). On the host's network a server would listen on the host's
 // addresses, so bind() is refused on every port unless
 // network.allowLocalBinding is true; connections stay the host's.
 func (b *builder) landlockTCP() *LandlockTCP {
 	p := b.plan.Proxy
 	switch {
 	case b.plan.Network == "none" && !b.pol.NamespaceBinding:
-		return &LandlockTCP{Connect: append([]int{p.HTTPPort, p.SOCKSPort}, p.LocalPorts...)}
+		tcp := ProxyTCP(p, p.HTTPPort, p.SOCKSPort)
+		for _, f := range p.Forwards {
+			tcp.Bind = append(tcp.Bind, f.Port)
+			tcp.Connect = append(tcp.Connect, f.Port)
+		}
+		return tcp
 	case b.plan.Network == "host" && !b.pol.LocalBinding:
 		return &LandlockTCP{AnyConnect: true}
 	}
 	return nil
+}
+
+// ProxyTCP is the TCP a sandbox whose network is filtered may connect
+// to: the proxies, where they listen (inside the sandbox's network
+// namespace at the plan's ports, or on the host's loopback at the ports
+// the supervisor picked), and the relayed local ports.
+func ProxyTCP(p *Proxy, httpPort, socksPort int) *LandlockTCP {
+	return &LandlockTCP{Connect: append([]int{httpPort, socksPort}, p.LocalPorts...)}
 }
 
 // RefusesListen reports whether the plan refuses TCP servers on the

@@ -31,6 +31,9 @@ type Plan struct {
 	Proxy    *Proxy   `json:"proxy,omitempty"`
 	Mounts   Mounts   `json:"mounts"`
 	Landlock Landlock `json:"landlock"`
+	// Rules are the policy's rules themselves, which the macOS profile
+	// is compiled from.
+	Rules Rules `json:"rules"`
 	// HostSockets are the host's unix sockets found at start that the
 	// policy does not list (see FindHostSockets): masked where the mount
 	// layer reaches them, and refused by the Landlock-only engine's
@@ -42,11 +45,11 @@ type Plan struct {
 	// Degraded says what to do when the kernel cannot enforce all of the
 	// plan: "refuse" (the default) or "warn".
 	Degraded string `json:"degraded"`
-	// ExecRules, when set, is judged against every execve in the sandbox
-	// (runtimeExecPolicy "argv"); the supervisor holds it, the init only
-	// installs the filter that asks.
-	ExecRules *policy.Policy `json:"-"`
-	ExecArgv  bool           `json:"execArgv,omitempty"`
+	// ExecRules, when set, are judged against every execve in the sandbox
+	// (runtimeExecPolicy "argv"); the supervisor compiles them when it
+	// runs, the init only installs the filter that asks.
+	ExecRules *policy.CommandRules `json:"execRules,omitempty"`
+	ExecArgv  bool                 `json:"execArgv,omitempty"`
 	// Programs are the files the deny rules' command names denote, found
 	// at start, and their other names (see ProgramIdentity): preflight
 	// and argv mode judge those as the rule's name, path mode masks them.
@@ -61,9 +64,6 @@ type Plan struct {
 	// KeepFDs are descriptors of fence's (--keep-fd) the command gets at
 	// the same numbers; every other one but 0-2 is closed.
 	KeepFDs []int `json:"keepFDs,omitempty"`
-	// Recorder, when set, hears about every denial the supervisor sees
-	// (proxies, exec judging), for --report and the audit log.
-	Recorder *Recorder `json:"-"`
 	// Monitor reports refused connections as they happen.
 	Monitor  bool         `json:"monitor,omitempty"`
 	Globs    []GlobReport `json:"globs,omitempty"`
@@ -121,7 +121,8 @@ type WorktreeWatch struct {
 type Watch struct {
 	Path       string `json:"path"`
 	Quarantine bool   `json:"quarantine,omitempty"`
-	Why        string `json:"why"` // the rule that protects it
+	Kind       Kind   `json:"kind"` // KindMissing, KindGlob or KindLink
+	Why        string `json:"why"`  // the rule that protects it
 	// Missing is the first part of Path that did not exist at start: if
 	// it still does not, the command created nothing on the way.
 	Missing string `json:"missing,omitempty"`
@@ -160,6 +161,7 @@ type Mounts struct {
 type Bind struct {
 	Path  string `json:"path"`
 	Write bool   `json:"write"`
+	Kind  Kind   `json:"kind"`
 	Why   string `json:"why"`
 }
 
@@ -169,6 +171,7 @@ type Bind struct {
 type Link struct {
 	Path   string `json:"path"`
 	Target string `json:"target"` // as the link says it, unresolved
+	Kind   Kind   `json:"kind"`
 	Why    string `json:"why"`
 }
 
@@ -178,6 +181,7 @@ type Mask struct {
 	Dir  bool   `json:"dir"`
 	// Socket marks a host unix socket the policy does not list.
 	Socket bool   `json:"socket,omitempty"`
+	Kind   Kind   `json:"kind"`
 	Why    string `json:"why"`
 }
 
@@ -209,6 +213,7 @@ type LandlockTCP struct {
 type LandlockRule struct {
 	Path   string `json:"path"`
 	Access string `json:"access"`
+	Kind   Kind   `json:"kind"`
 	Why    string `json:"why"`
 }
 
@@ -226,6 +231,22 @@ type Options struct {
 	// FenceBinary is the running fence binary, its links resolved: bound
 	// into the private /tmp when it lies there (see fenceBinaryBind).
 	FenceBinary string
+	// SSHProxy lets git reach ssh remotes through fence's SOCKS proxy,
+	// with FenceBinary as ssh's ProxyCommand (see sshThroughProxy).
+	SSHProxy bool
+	// Limits, when set, are the run's limits in place of the policy's:
+	// the policy's tightened by the flags, with the sizes of the private
+	// /tmp and /dev/shm fixed (fence's defaults are shares of memory).
+	Limits *policy.RunLimits
+	// Forwards expose ports of the sandbox's loopback on the host (-p).
+	Forwards []Forward
+	// KeepFDs are fence's descriptors the command gets (--keep-fd).
+	KeepFDs []int
+	// Monitor reports refused connections as they happen (--monitor).
+	Monitor bool
+	// Seccomp describes the backend's system call filter, for the plan's
+	// readers.
+	Seccomp []string
 }
 
 // DefaultGlobBudget bounds the walk that matches glob rules at start.
@@ -258,6 +279,10 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 		Argv: argv, Dir: p.Dir, Env: env, EnvRemoved: removed,
 		UID: o.UID, GID: o.GID, Network: "none", Degraded: degraded,
 		Limits: p.Limits, NewSession: p.ForceNewSession,
+		KeepFDs: o.KeepFDs, Monitor: o.Monitor, Seccomp: o.Seccomp, Rules: rulesOf(p),
+	}
+	if o.Limits != nil {
+		plan.Limits = *o.Limits
 	}
 	plan.Proxy = &Proxy{HTTPPort: p.HTTPProxyPort, SOCKSPort: p.SocksProxyPort, AllowedDomains: p.AllowedDomains, DeniedDomains: p.DeniedDomains, SSH: p.SSH, AllowPrivateAddresses: p.AllowPrivateAddresses,
 		RefusalSummary: p.RefusalSummary, NoNetwork: p.NoNetwork, Upstream: p.Upstream}
@@ -270,6 +295,9 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 		plan.Proxy.LocalPorts = p.LocalOutboundPorts
 		plan.Env = ProxyEnv(plan.Env, plan.Proxy.HTTPPort, plan.Proxy.SOCKSPort)
 	}
+	if err := plan.addForwards(o.Forwards); err != nil {
+		return nil, err
+	}
 	b := builder{plan: plan, pol: p, m: &matcher{deadline: time.Now().Add(o.GlobBudget), disk: o.Disk}, environ: o.Environ, fenceBinary: o.FenceBinary}
 	b.m.deny = map[string]bool{}
 	for _, r := range slices.Concat(p.DenyRead, p.DenyWrite) {
@@ -281,6 +309,9 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 		return nil, b.err
 	}
 	fixTempEnv(plan, p, o.UID)
+	if o.SSHProxy {
+		sshThroughProxy(plan, o.FenceBinary)
+	}
 	plan.Worktrees = worktreeWatches(o.Disk)
 	plan.Gitlinks = gitlinkWatches(o.Disk)
 	// Parents first: a created directory is moved aside whole, before
@@ -353,6 +384,7 @@ func (b *builder) paths(r policy.Rule, scope *linkScope) []string {
 // resolved is an existing path a rule names, after symlinks.
 type resolved struct {
 	path   string
+	kind   Kind
 	why    string
 	dir    bool
 	socket bool // a host unix socket (see hiddenSockets)
@@ -407,7 +439,7 @@ func (b *builder) resolve(rules []policy.Rule, scope *linkScope) []resolved {
 			if !ok || e.Type()&fs.ModeSymlink != 0 {
 				continue // gone, or a link that leads nowhere
 			}
-			out = append(out, resolved{path: p, why: r.Origin, dir: e.IsDir()})
+			out = append(out, resolved{path: p, kind: KindRule, why: r.Origin, dir: e.IsDir()})
 			found++
 		}
 		switch {
@@ -420,7 +452,7 @@ func (b *builder) resolve(rules []policy.Rule, scope *linkScope) []resolved {
 			// walk it without following a link the command planted: for
 			// a protected link whose target is missing, the target.
 			p := b.m.disk.landing(r.Pattern)
-			b.plan.Watch = append(b.plan.Watch, Watch{Path: p, Quarantine: policy.Quarantined(r.Key), Why: r.Origin, Missing: b.m.disk.firstMissing(p)})
+			b.plan.Watch = append(b.plan.Watch, Watch{Path: p, Quarantine: policy.Quarantined(r.Key), Kind: KindMissing, Why: r.Origin, Missing: b.m.disk.firstMissing(p)})
 		}
 	}
 	return out
@@ -447,7 +479,7 @@ func (b *builder) watchLinks(write []resolved) {
 				b.pins = append(b.pins, l.path)
 				continue
 			}
-			b.plan.Watch = append(b.plan.Watch, Watch{Path: l.path, Quarantine: policy.Quarantined(r.Key), Why: r.Origin, Link: l.target})
+			b.plan.Watch = append(b.plan.Watch, Watch{Path: l.path, Quarantine: policy.Quarantined(r.Key), Kind: KindLink, Why: r.Origin, Link: l.target})
 		}
 	}
 }
@@ -497,7 +529,7 @@ func (d *Disk) linksFrom(start, rel string) ([]linkSeen, string) {
 func (b *builder) watchGlob(r policy.Rule) {
 	base := literalPrefix(r.Pattern)
 	real := b.m.disk.canonical(base)
-	w := Watch{Path: real + strings.TrimPrefix(r.Pattern, base), Glob: true, Quarantine: policy.Quarantined(r.Key), Why: r.Origin}
+	w := Watch{Path: real + strings.TrimPrefix(r.Pattern, base), Glob: true, Quarantine: policy.Quarantined(r.Key), Kind: KindGlob, Why: r.Origin}
 	for _, m := range b.m.matches(r) {
 		w.Existing = append(w.Existing, real+strings.TrimPrefix(m, base))
 	}
@@ -517,19 +549,19 @@ func (b *builder) build() {
 	mounts.DevAllow = b.pol.DeviceAllow
 	mounts.PrivateTmp = true
 	for _, w := range write {
-		mounts.Binds = append(mounts.Binds, Bind{Path: w.path, Write: true, Why: w.why})
+		mounts.Binds = append(mounts.Binds, Bind{Path: w.path, Write: true, Kind: w.kind, Why: w.why})
 	}
 	// The private /tmp hides the host's; what the policy names there is
 	// bound through, read-only unless it is writable.
-	dir := resolved{path: b.realDir(), why: "the working directory", dir: true}
+	dir := resolved{path: b.realDir(), kind: KindWorkDir, why: "the working directory", dir: true}
 	for _, r := range append(append([]resolved{dir}, read...), exec...) {
 		if under(r.path, "/tmp") && !coveredBy(r.path, write) && !coveredBy(r.path, denyRead) {
-			mounts.Binds = append(mounts.Binds, Bind{Path: r.path, Why: r.why})
+			mounts.Binds = append(mounts.Binds, Bind{Path: r.path, Kind: r.kind, Why: r.why})
 		}
 	}
 	for _, d := range denyWrite {
 		if coveredBy(d.path, write) {
-			mounts.Binds = append(mounts.Binds, Bind{Path: d.path, Why: d.why})
+			mounts.Binds = append(mounts.Binds, Bind{Path: d.path, Kind: d.kind, Why: d.why})
 		}
 	}
 	mounts.Binds = b.fenceBinaryBind(mounts.Binds)
@@ -544,12 +576,13 @@ func (b *builder) build() {
 		// it, or something below it, into the private /tmp.
 		hidden := under(d.path, "/tmp") && !slices.ContainsFunc(mounts.Binds, func(x Bind) bool { return under(d.path, x.Path) || under(x.Path, d.path) })
 		if !hidden && !slices.ContainsFunc(mounts.Masks, func(m Mask) bool { return under(d.path, m.Path) }) {
-			mounts.Masks = append(mounts.Masks, Mask{Path: d.path, Dir: d.dir, Socket: d.socket, Why: d.why})
+			mounts.Masks = append(mounts.Masks, Mask{Path: d.path, Dir: d.dir, Socket: d.socket, Kind: d.kind, Why: d.why})
 		}
 	}
 	b.programs()
 	if b.pol.RuntimeExec == "argv" {
-		b.plan.ExecRules, b.plan.ExecArgv = b.pol, true
+		rules := b.pol.CommandRules()
+		b.plan.ExecRules, b.plan.ExecArgv = &rules, true
 	} else {
 		b.execDenies()
 	}
@@ -586,7 +619,7 @@ func (b *builder) hiddenSockets() []resolved {
 	b.plan.HostSockets = socks
 	var out []resolved
 	for _, sock := range socks {
-		out = append(out, resolved{path: sock, socket: true, why: "a host unix socket network.allowUnixSockets does not list"})
+		out = append(out, resolved{path: sock, socket: true, kind: KindHostSocket, why: "a host unix socket network.allowUnixSockets does not list"})
 	}
 	return out
 }
@@ -634,7 +667,7 @@ func pinAncestors(mounts *Mounts, watch []Watch, dirs []string) {
 		for dir := path.Dir(p); dir != outer.Path && under(dir, outer.Path); dir = path.Dir(dir) {
 			if !pinned[dir] {
 				pinned[dir] = true
-				mounts.Binds = append(mounts.Binds, Bind{Path: dir, Write: true, Why: "pinned: on the way to " + p + ", so that it cannot be moved away"})
+				mounts.Binds = append(mounts.Binds, Bind{Path: dir, Write: true, Kind: KindPin, Why: "pinned: on the way to " + p + ", so that it cannot be moved away"})
 			}
 		}
 	}
@@ -707,30 +740,30 @@ func sortByDepth[T any](xs []T, pathOf func(T) string) {
 
 func (b *builder) landlock(read, exec, write []resolved) {
 	ll := &b.plan.Landlock
-	add := func(p, access, why string) {
-		ll.Rules = append(ll.Rules, LandlockRule{Path: p, Access: access, Why: why})
+	add := func(p, access string, kind Kind, why string) {
+		ll.Rules = append(ll.Rules, LandlockRule{Path: p, Access: access, Kind: kind, Why: why})
 	}
 	if b.pol.ReadMode == policy.ReadOpen {
-		add("/", "read", "reads are open (no defaultDenyRead)")
+		add("/", "read", KindOpenReads, "reads are open (no defaultDenyRead)")
 	}
 	for _, r := range read {
-		add(r.path, "read", r.why)
+		add(r.path, "read", r.kind, r.why)
 	}
 	for _, r := range exec {
-		add(r.path, "exec", r.why)
+		add(r.path, "exec", r.kind, r.why)
 	}
 	for _, w := range write {
-		add(w.path, "write", w.why)
+		add(w.path, "write", w.kind, w.why)
 	}
 	if b.plan.Mounts.PrivateTmp && !coveredBy("/tmp", write) {
-		add("/tmp", "write", "the private /tmp")
+		add("/tmp", "write", KindPrivateTmp, "the private /tmp")
 	}
-	add("/dev", "dev", "device nodes of the sandbox's /dev")
+	add("/dev", "dev", KindDevices, "device nodes of the sandbox's /dev")
 	if b.pol.AllUnixSockets {
-		add("/", "unix", "network.allowAllUnixSockets")
+		add("/", "unix", KindAllUnixSockets, "network.allowAllUnixSockets")
 	}
 	for _, s := range b.allowed(b.pol.UnixSockets) {
-		add(s.path, "unix", s.why)
+		add(s.path, "unix", s.kind, s.why)
 	}
 	ll.TCP = b.landlockTCP()
 	ll.MinABI = 1

@@ -69,7 +69,7 @@ func (b *builder) tmpLinks(binds []Bind) []Link {
 			if scope.callers[l.path] {
 				why += ", followed as yours: you own it, only you or root can change the directories on its way, and it lies in no tree a sandbox could write and leads inside its temporary directory"
 			}
-			out = append(out, Link{Path: l.path, Target: l.target, Why: why})
+			out = append(out, Link{Path: l.path, Target: l.target, Kind: KindTmpLink, Why: why})
 			return nil
 		})
 	}

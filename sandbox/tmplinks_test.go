@@ -104,7 +104,7 @@ func TestFenceBinaryBind(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bound := slices.Contains(p.Mounts.Binds, Bind{Path: self, Why: "the fence binary, which GIT_SSH_COMMAND runs as ssh's ProxyCommand"})
+		bound := slices.Contains(p.Mounts.Binds, Bind{Path: self, Kind: KindFenceBinary, Why: "the fence binary, which GIT_SSH_COMMAND runs as ssh's ProxyCommand"})
 		if !bound {
 			t.Errorf("deny %q: the binary is not bound: %v", deny, p.Mounts.Binds)
 		}

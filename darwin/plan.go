@@ -21,7 +21,7 @@ func policyOf(plan *sandbox.Plan) *policy.Policy {
 		HostNetwork: plan.Network == "host", LocalBinding: r.LocalBinding,
 		UnixSockets: r.UnixSockets, AllUnixSockets: r.AllUnixSockets,
 		MachLookup: r.MachLookup, MachRegister: r.MachRegister, AllowPty: r.AllowPty, RuntimeExec: r.RuntimeExec,
-		CommandDeny: r.CommandDeny,
+		CommandDeny: r.CommandDeny, SharedBinariesAccepted: r.SharedBinariesAccepted,
 	}
 	if plan.Proxy != nil {
 		p.LocalOutboundPorts = plan.Proxy.LocalPorts

@@ -35,6 +35,9 @@ type Rules struct {
 	// CommandDeny are the command.deny rules, defaults included: the
 	// macOS profile denies the exec of a one-word rule's binaries.
 	CommandDeny []policy.CommandRule `json:"commandDeny,omitempty"`
+	// SharedBinariesAccepted are binaries a one-word deny rule may not
+	// block at run time (command.acceptSharedBinaryCannotRuntimeDeny).
+	SharedBinariesAccepted []string `json:"sharedBinariesAccepted,omitempty"`
 }
 
 // rulesOf are p's Rules, copied: the plan shares no slice with the policy.
@@ -45,5 +48,6 @@ func rulesOf(p *policy.Policy) Rules {
 		UnixSockets: slices.Clone(p.UnixSockets), AllUnixSockets: p.AllUnixSockets, LocalBinding: p.LocalBinding,
 		MachLookup: slices.Clone(p.MachLookup), MachRegister: slices.Clone(p.MachRegister), AllowPty: p.AllowPty,
 		RuntimeExec: p.RuntimeExec, CommandDeny: slices.Clone(p.CommandDeny),
+		SharedBinariesAccepted: slices.Clone(p.SharedBinariesAccepted),
 	}
 }

@@ -20,10 +20,10 @@ var testEnv = policy.Env{Dir: "/Users/dev/project", Home: "/Users/dev", UserConf
 var testOptions = ProfileOptions{HTTPPort: 3128, SOCKSPort: 1080, TmpDir: "/var/folders/zz/fence-tmp",
 	UserTempDir: "/var/folders/zz/abc123/T", UserCacheDir: "/var/folders/zz/abc123/C"}
 
-// testFinder is a disk where ~/.aws and ~/project/secrets are links
+// testFinder is a disk where ~/.aws, ~/.ssh and ~/project/secrets are links
 // elsewhere, and the command rules' binaries are at fixed places.
 var testFinder = fakeFinder{
-	links: map[string]string{"/Users/dev/.aws": "/Volumes/keys/aws", "/Users/dev/project/secrets": "/Volumes/keys/project"},
+	links: map[string]string{"/Users/dev/.aws": "/Volumes/keys/aws", "/Users/dev/.ssh": "/Volumes/keys/ssh", "/Users/dev/project/secrets": "/Volumes/keys/project"},
 	bins: map[string][]Executable{"shutdown": {{"/sbin/shutdown", "/sbin/shutdown"}}, "reboot": {{"/sbin/reboot", "/sbin/reboot"}},
 		"sudo":    {{"/usr/bin/sudo", "/usr/bin/sudo"}},
 		"python2": {{"/usr/local/bin/python2", "/usr/local/Cellar/python@2/2.7.18/bin/python2.7"}},

@@ -134,6 +134,8 @@ func TestRegexDialect(t *testing.T) {
 		{"/w/[\\\\a]x", foldNone, `^/w/(a|\\)x(/.*)?$`},
 		{"/w/[\\^]x", foldNone, `^/w/\^x(/.*)?$`},
 		{"/w/[-^]x", foldNone, `^/w/[-^]x(/.*)?$`},
+		{"/w/[\\[^]x", foldNone, `^/w/[[^]x(/.*)?$`},
+		{"/w/[\\]\\[.:=-]x", foldNone, `^/w/[].:=[-]x(/.*)?$`},
 		{"/w/[a-z]", foldNone, `^/w/[a-z](/.*)?$`},
 		{"/w/*.env", foldLower, `^/[Ww]/[^/]*\.[Ee][Nn][Vv](/.*)?$`},
 		{"/w/kit", foldEqual, `^/[Ww]/[Kk][Ii][Tt](/.*)?$`},
@@ -149,6 +151,11 @@ func TestRegexDialect(t *testing.T) {
 		}
 		if c.want != "refused" && got != c.want || c.want == "refused" && err == nil {
 			t.Errorf("globRegex(%q, %v) = %s (%v), want %s", c.pattern, c.mode, got, err, c.want)
+		}
+		if err == nil {
+			if err := checkPOSIXBrackets(got); err != nil {
+				t.Errorf("globRegex(%q, %v) = %s: %v", c.pattern, c.mode, got, err)
+			}
 		}
 	}
 }

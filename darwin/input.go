@@ -77,6 +77,7 @@ type PathRule struct {
 // ExecDeny is a one-word command rule and the files that run it.
 type ExecDeny struct {
 	Rule     string // as written, e.g. "sudo"
+	Name     string // the command name
 	Binaries []string
 }
 
@@ -107,14 +108,24 @@ func InputFromPolicy(p *policy.Policy, o ProfileOptions, f Finder) Input {
 		RuntimeExec: p.RuntimeExec, ProfileOptions: o,
 	}
 	for _, r := range p.CommandDeny {
-		if len(r.Tokens) != 1 || r.IsGlob(0) {
+		if !oneWord(r) {
 			continue
 		}
-		if bins := execBinaries(r.Tokens[0], f.Executables(r.Tokens[0]), p.SharedBinariesAccepted); len(bins) > 0 {
-			in.ExecDenies = append(in.ExecDenies, ExecDeny{Rule: r.Text, Binaries: bins})
+		found := f.Executables(r.Tokens[0])
+		if filepath.IsAbs(r.Tokens[0]) {
+			found = []Executable{{Path: r.Tokens[0], Target: f.Resolve(r.Tokens[0])}}
+		}
+		if bins := execBinaries(r.Tokens[0], found, p.SharedBinariesAccepted); len(bins) > 0 {
+			in.ExecDenies = append(in.ExecDenies, ExecDeny{Rule: r.Text, Name: r.Tokens[0], Binaries: bins})
 		}
 	}
 	return in
+}
+
+// oneWord reports whether r is a one-word command rule naming a program
+// (sudo) or a file (/usr/bin/sudo), not a glob.
+func oneWord(r policy.CommandRule) bool {
+	return len(r.Tokens) == 1 && !r.IsGlob(0) && (filepath.IsAbs(r.Tokens[0]) || !strings.Contains(r.Tokens[0], "/"))
 }
 
 // execBinaries are the paths to deny running for a command name: each
@@ -124,7 +135,7 @@ func InputFromPolicy(p *policy.Policy, o ProfileOptions, f Finder) Input {
 func execBinaries(name string, found []Executable, accepted []string) []string {
 	var out []string
 	for _, e := range found {
-		if base := filepath.Base(e.Target); base != name && slices.Contains(accepted, base) {
+		if base := filepath.Base(e.Target); base != filepath.Base(name) && slices.Contains(accepted, base) {
 			continue
 		}
 		out = appendNew(out, e.Path, e.Target)

@@ -1,15 +1,60 @@
 package darwin
 
 import (
+	"path/filepath"
+	"slices"
+	"strings"
+
 	"github.com/fence-sandbox/fence/policy"
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
-// Profile compiles the plan into an SBPL profile, from the plan's data
-// alone: its rules (Plan.Rules), its network and its proxies' local
-// ports.
+// Profile compiles the plan into an SBPL profile (see ProfileFor); a plan
+// the profile cannot enforce exactly gives a profile that denies
+// everything, naming why.
 func Profile(plan *sandbox.Plan, o ProfileOptions) string {
-	return profileOf(policyOf(plan), o)
+	profile, err := ProfileFor(plan, o)
+	if err != nil {
+		return refusedProfile(o, err)
+	}
+	return profile
+}
+
+// ProfileFor compiles the plan into an SBPL profile, or says why it
+// cannot enforce it exactly (a refusal: exit 125). The disk is asked, at
+// the command's PATH, only what the plan does not carry yet: deny rules'
+// links and the binaries of one-word command rules.
+func ProfileFor(plan *sandbox.Plan, o ProfileOptions) (string, error) {
+	in := InputFromPlan(plan, o, HostFinder{Path: envValue(plan.Env, "PATH")})
+	if err := CheckRun(in); err != nil {
+		return "", err
+	}
+	return Build(in)
+}
+
+// InputFromPlan maps a plan to the compiler's input: its rules, network
+// and proxies' local ports, and its programs' other names (hard links and
+// copies of a denied command's binary) besides what f finds.
+func InputFromPlan(plan *sandbox.Plan, o ProfileOptions, f Finder) Input {
+	pol := policyOf(plan)
+	in := InputFromPolicy(pol, o, f)
+	for _, id := range plan.Programs {
+		i := slices.IndexFunc(in.ExecDenies, func(e ExecDeny) bool { return e.Name == id.Name })
+		if i < 0 {
+			rule := slices.IndexFunc(pol.CommandDeny, func(r policy.CommandRule) bool { return oneWord(r) && r.Tokens[0] == id.Name })
+			if rule < 0 {
+				continue // a name of a longer rule (git for "git push"), judged at preflight
+			}
+			in.ExecDenies = append(in.ExecDenies, ExecDeny{Rule: pol.CommandDeny[rule].Text, Name: id.Name})
+			i = len(in.ExecDenies) - 1
+		}
+		for _, p := range append([]string{id.Path}, id.Other...) {
+			if base := filepath.Base(p); base == id.Name || !slices.Contains(pol.SharedBinariesAccepted, base) {
+				in.ExecDenies[i].Binaries = appendNew(in.ExecDenies[i].Binaries, p)
+			}
+		}
+	}
+	return in
 }
 
 // policyOf is the part of a policy the profile is written from, made of
@@ -27,4 +72,14 @@ func policyOf(plan *sandbox.Plan) *policy.Policy {
 		p.LocalOutboundPorts = plan.Proxy.LocalPorts
 	}
 	return p
+}
+
+// envValue is the value of name in env, or "".
+func envValue(env []string, name string) string {
+	for _, kv := range slices.Backward(env) {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }

@@ -11,15 +11,19 @@ import (
 )
 
 // profileOf compiles the policy into an SBPL profile, looking at this
-// machine's disk for links and binaries. A policy the profile cannot
-// enforce exactly gives a profile that denies everything, naming why:
-// callers that can report the refusal use Build.
+// machine's disk for links and binaries; a refusal gives a profile that
+// denies everything.
 func profileOf(p *policy.Policy, o ProfileOptions) string {
 	profile, err := Build(InputFromPolicy(p, o, HostFinder{Path: os.Getenv("PATH")}))
 	if err != nil {
-		return "(version 1)\n(deny default (with message " + sbplString(o.tag()+":refused: "+err.Error()) + "))\n"
+		return refusedProfile(o, err)
 	}
 	return profile
+}
+
+// refusedProfile denies everything, with the refusal as its message.
+func refusedProfile(o ProfileOptions, err error) string {
+	return "(version 1)\n(deny default (with message " + sbplString(o.tag()+":refused: "+err.Error()) + "))\n"
 }
 
 // Build compiles the input into an SBPL profile, or says which deny

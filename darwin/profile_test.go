@@ -76,7 +76,7 @@ var edgeCases = map[string]policy.Config{
 	"host-network": {Network: policy.Network{AllowedDomains: []string{"*"}}},
 	"links-and-commands": {
 		Filesystem: policy.Filesystem{AllowWrite: []string{"."}, DenyRead: []string{"~/.aws", "secrets", "~/Ünï/*"}},
-		Command:    policy.Command{Deny: []string{"sudo", "python2", "git push"}},
+		Command:    policy.Command{Deny: []string{"sudo", "python2", "git push", "/opt/tools/bin/deploy"}},
 	},
 }
 

@@ -1,0 +1,50 @@
+package darwin
+
+import (
+	"path"
+	"regexp"
+	"strings"
+)
+
+// The run's own values the profile needs, found by the runner: the
+// per-user directories confstr reports (DARWIN_USER_TEMP_DIR and
+// DARWIN_USER_CACHE_DIR, where clang, swift and xcrun keep their caches).
+
+// userDirForm is the form of those directories: /var/folders/XX/YYYY/T
+// (temp) and its sibling C (cache). Each component is the dirhelper's
+// name, never "." or "..", so a value of another form names nothing else.
+var userDirForm = regexp.MustCompile(`^(/private)?/var/folders/[A-Za-z0-9_+-]{1,64}/[A-Za-z0-9_+-]{1,64}/([TC])/?$`)
+
+// userDirsOf is the per-user temp and cache directories given temp, the
+// temp directory (fence's own TMPDIR, which launchd sets to it, or
+// confstr's value): "" for both when temp is not of that form.
+func userDirsOf(temp string) (tempDir, cacheDir string) {
+	m := userDirForm.FindStringSubmatch(temp)
+	if m == nil || m[2] != "T" {
+		return "", ""
+	}
+	tempDir = strings.TrimSuffix(temp, "/")
+	return tempDir, path.Join(path.Dir(tempDir), "C")
+}
+
+// userCacheDirOf is dir, confstr's DARWIN_USER_CACHE_DIR, when it is of
+// that form, else "".
+func userCacheDirOf(dir string) string {
+	if m := userDirForm.FindStringSubmatch(dir); m == nil || m[2] != "C" {
+		return ""
+	}
+	return strings.TrimSuffix(dir, "/")
+}
+
+// ttysForm is the terminals Terminal.app and ssh give, which the profile
+// allows always; another terminal device is passed on by name.
+var ttysForm = regexp.MustCompile(`^/dev/ttys[0-9]+$`)
+
+// otherTerminal is dev, the device of the inherited terminal, when the
+// profile does not allow it already, else "".
+func otherTerminal(dev string) string {
+	if dev == "" || ttysForm.MatchString(dev) || !strings.HasPrefix(dev, "/dev/") || strings.Contains(dev, "/..") {
+		return ""
+	}
+	return dev
+}

@@ -54,50 +54,7 @@ func Run(plan *sandbox.Plan, rt *sandbox.Runtime, stderr io.Writer) (int, error)
 		stop := streamDenials(tag, stderr)
 		defer stop()
 	}
-	r := &run{term: openTerminal(), newSession: plan.NewSession}
-	defer r.term.close()
-	r.gave = !plan.NewSession && stdinForeground()
-	sigs := catchSignals()
-	defer sigs.stop()
-	if err := r.start(plan, profile, env); err != nil {
-		return sandbox.ExitFenceError, err
-	}
-	defer r.reclaim()
-	end := r.supervise(sigs, plan.Limits.Timeout)
-	if end.timedOut {
-		fmt.Fprintf(stderr, "fence: timed out after %s (limits.timeout or --timeout): the command's process group was killed\n", plan.Limits.Timeout)
-	}
-	return end.exitCode()
-}
-
-// start starts sandbox-exec with the profile and the command, in a
-// process group of its own that takes the terminal when fence's holds it
-// (or, with NewSession, in a session of its own), and begins to watch
-// for its exec of the command.
-func (r *run) start(plan *sandbox.Plan, profile string, env []string) error {
-	attr := &syscall.SysProcAttr{Setpgid: true, Foreground: r.gave, Ctty: 0}
-	if r.newSession {
-		attr = &syscall.SysProcAttr{Setsid: true}
-	}
-	files := append([]*os.File{os.Stdin, os.Stdout, os.Stderr}, keptFiles(plan.KeepFDs)...)
-	argv := append([]string{sandboxExec, "-p", profile, "--"}, plan.Argv...)
-	proc, err := os.StartProcess(sandboxExec, argv, &os.ProcAttr{Dir: plan.Dir, Env: env, Files: files, Sys: attr})
-	if err != nil {
-		return fmt.Errorf("start %s: %w", sandboxExec, err)
-	}
-	r.pid = proc.Pid
-	r.watch = watchExec(r.pid)
-	return nil
-}
-
-// keptFiles are the --keep-fd descriptors at their own numbers, nil for
-// the numbers between them, which the command does not get.
-func keptFiles(fds []int) []*os.File {
-	keep := map[int]*os.File{}
-	for _, n := range fds {
-		keep[n] = os.NewFile(uintptr(n), fmt.Sprintf("kept fd %d", n))
-	}
-	return sandbox.ExtraFiles(keep)
+	return runCommand(plan, profile, env, stderr)
 }
 
 func listenProxies(p *policy.Policy, rec *sandbox.Recorder) ([]net.Listener, error) {

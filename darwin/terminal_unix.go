@@ -1,7 +1,8 @@
+//go:build darwin || linux
+
 package darwin
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"os/signal"
@@ -70,32 +71,6 @@ func stdinForeground() bool {
 	return ok && fg == unix.Getpgrp()
 }
 
-// szomb is a zombie's p_stat (sys/proc.h).
-const szomb = 5
-
-// processInfo reads a process's ids, name (p_comm) and whether it is a
-// zombie, with sysctl kern.proc.pid, which shows zombies too.
-func processInfo(pid int) (ids procIDs, comm string, zombie, ok bool) {
-	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
-	if err != nil || int(kp.Proc.P_pid) != pid {
-		return procIDs{}, "", false, false
-	}
-	ids = procIDs{pid: pid, ppid: int(kp.Eproc.Ppid), pgrp: int(kp.Eproc.Pgid)}
-	if sid, err := unix.Getsid(pid); err == nil {
-		ids.sid = sid
-	}
-	name := kp.Proc.P_comm[:]
-	if i := bytes.IndexByte(name, 0); i >= 0 {
-		name = name[:i]
-	}
-	return ids, string(name), kp.Proc.P_stat == szomb, true
-}
-
-func parentOf(pid int) (int, bool) {
-	ids, _, _, ok := processInfo(pid)
-	return ids.ppid, ok
-}
-
 // stopOwnGroup stops fence's process group, as the terminal's stop would:
 // the other members with sig, fence itself with SIGSTOP (fence catches
 // SIGTSTP, and the Go runtime keeps its handler for good once it has).
@@ -103,15 +78,12 @@ func parentOf(pid int) (int, bool) {
 func stopOwnGroup(sig unix.Signal) {
 	self, pgrp := os.Getpid(), unix.Getpgrp()
 	sid, _ := unix.Getsid(0)
-	kps, err := unix.SysctlKinfoProcSlice("kern.proc.pgrp", pgrp)
-	if err != nil {
+	members, ok := groupMembers(pgrp)
+	if !ok {
 		return
 	}
-	var members []procIDs
 	parents := map[int]procIDs{}
-	for _, kp := range kps {
-		m := procIDs{pid: int(kp.Proc.P_pid), ppid: int(kp.Eproc.Ppid), pgrp: int(kp.Eproc.Pgid)}
-		members = append(members, m)
+	for _, m := range members {
 		if p, _, _, ok := processInfo(m.ppid); ok {
 			parents[m.ppid] = p
 		}
@@ -130,4 +102,9 @@ func stopOwnGroup(sig unix.Signal) {
 // groupGone reports whether no process is left in process group pgrp.
 func groupGone(pgrp int) bool {
 	return errors.Is(unix.Kill(-pgrp, 0), unix.ESRCH)
+}
+
+func parentOf(pid int) (int, bool) {
+	ids, _, _, ok := processInfo(pid)
+	return ids.ppid, ok
 }

@@ -45,9 +45,15 @@ func Run(plan *sandbox.Plan, rt *sandbox.Runtime, stderr io.Writer) (int, error)
 		}
 	}()
 	httpPort, socksPort := port(listeners[0]), port(listeners[1])
-	// The profile's messages carry no run tag yet, only "fence:".
-	tag := "fence"
-	profile := Profile(plan, ProfileOptions{HTTPPort: httpPort, SOCKSPort: socksPort, TmpDir: tmp})
+	tag := newRunTag()
+	tempDir, cacheDir := userDirs()
+	profile, err := ProfileFor(plan, ProfileOptions{
+		HTTPPort: httpPort, SOCKSPort: socksPort, TmpDir: tmp, Terminal: otherTerminal(inheritedTerminal()),
+		UserTempDir: tempDir, UserCacheDir: cacheDir, Tag: tag,
+	})
+	if err != nil {
+		return sandbox.ExitFenceError, err
+	}
 	env := append(sandbox.ProxyEnv(rt.Env(plan), httpPort, socksPort), "TMPDIR="+tmp)
 	closeInherited(plan.KeepFDs)
 	if plan.Monitor {

@@ -153,3 +153,42 @@ func TestDenial(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileForRun: the run's profile carries the run's tag in every
+// message, and a plan the profile cannot enforce exactly is refused,
+// not run under a profile that denies everything.
+func TestProfileForRun(t *testing.T) {
+	const tag = "fence-0123456789abcdef"
+	o := testOptions
+	o.Tag = tag
+	plan := func(c policy.Config) *sandbox.Plan {
+		t.Helper()
+		p, err := sandbox.NewPlan(policy.Compile(c, testEnv), sandbox.Options{Argv: []string{"true"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	profile, err := ProfileFor(plan(policy.Config{Filesystem: policy.Filesystem{DenyRead: []string{"~/.aws"}}}), o)
+	if err != nil {
+		t.Fatalf("ProfileFor = %v, want a profile", err)
+	}
+	messages := regexp.MustCompile(`\(with message "([^"]*)"`).FindAllStringSubmatch(profile, -1)
+	if len(messages) < 2 {
+		t.Fatalf("ProfileFor: %d messages, want the default's and the deny's:\n%s", len(messages), profile)
+	}
+	for _, m := range messages {
+		if !strings.HasPrefix(m[1], tag+":") {
+			t.Errorf("ProfileFor: message %q lacks the run's tag", m[1])
+		}
+	}
+	if !strings.Contains(profile, tag+":filesystem.denyRead") {
+		t.Errorf("ProfileFor: no message names filesystem.denyRead with the tag:\n%s", profile)
+	}
+	if _, err := ProfileFor(plan(policy.Config{Filesystem: policy.Filesystem{DenyRead: []string{"build/a?c"}}}), o); err == nil || !strings.Contains(err.Error(), `filesystem.denyRead "build/a?c"`) {
+		t.Errorf("ProfileFor of an inexact deny = %v, want its refusal", err)
+	}
+	if _, err := ProfileFor(plan(policy.Config{Command: policy.Command{RuntimeExecPolicy: "argv"}}), o); err == nil || !strings.Contains(err.Error(), `runtimeExecPolicy "argv"`) {
+		t.Errorf("ProfileFor in argv mode = %v, want its refusal", err)
+	}
+}

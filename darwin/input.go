@@ -39,6 +39,10 @@ type Input struct {
 	ExecDenies []ExecDeny
 	// RuntimeExec is command.runtimeExecPolicy: "path" or "argv".
 	RuntimeExec string
+	// Home is the user's home; SSHAuthSock the ssh agent's socket, as the
+	// environment says it and resolved: host sockets kept closed below
+	// writable paths (see hostSocketPlaces).
+	Home, SSHAuthSock, SSHAuthSockResolved string
 	ProfileOptions
 }
 
@@ -105,7 +109,7 @@ func InputFromPolicy(p *policy.Policy, o ProfileOptions, f Finder) Input {
 		UnixSockets: pathRules(p.UnixSockets, nil), AllUnixSockets: p.AllUnixSockets,
 		HostNetwork: p.HostNetwork, LocalBinding: p.LocalBinding, LocalOutboundPorts: p.LocalOutboundPorts,
 		MachLookup: p.MachLookup, MachRegister: p.MachRegister, AllowPty: p.AllowPty,
-		RuntimeExec: p.RuntimeExec, ProfileOptions: o,
+		RuntimeExec: p.RuntimeExec, Home: p.Home, ProfileOptions: o,
 	}
 	for _, r := range p.CommandDeny {
 		if !oneWord(r) {

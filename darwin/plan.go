@@ -1,6 +1,7 @@
 package darwin
 
 import (
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -38,6 +39,15 @@ func ProfileFor(plan *sandbox.Plan, o ProfileOptions) (string, error) {
 func InputFromPlan(plan *sandbox.Plan, o ProfileOptions, f Finder) Input {
 	pol := policyOf(plan)
 	in := InputFromPolicy(pol, o, f)
+	if h := envValue(plan.Env, "HOME"); h != "" {
+		in.Home = h
+	}
+	if s := envValue(plan.Env, "SSH_AUTH_SOCK"); path.IsAbs(s) {
+		in.SSHAuthSock = s
+		if real := f.Resolve(s); real != s {
+			in.SSHAuthSockResolved = real
+		}
+	}
 	for _, id := range plan.Programs {
 		i := slices.IndexFunc(in.ExecDenies, func(e ExecDeny) bool { return e.Name == id.Name })
 		if i < 0 {

@@ -67,6 +67,8 @@ type writer struct {
 	// every socket may be reached.
 	socketTrees []string
 	everySocket bool
+	// writeTrees are the writable ones among them.
+	writeTrees []string
 	err         error
 }
 
@@ -206,6 +208,7 @@ func (w *writer) writes(in Input) {
 	if len(in.Write) > 0 {
 		w.rules("file-write*", in.Write)
 	}
+	w.writeTrees = slices.Clone(w.socketTrees)
 	if len(filters) > 0 {
 		w.allow("network-bind", "(local unix-socket "+joinFilters(filters)+")")
 		w.allow("network-outbound", "(remote unix-socket "+joinFilters(filters)+")")
@@ -328,6 +331,7 @@ func (w *writer) denies(in Input) error {
 		return w.err
 	}
 	w.ancestors(slices.Concat(in.DenyRead, in.DenyWrite))
+	w.hostSocketDenies(in)
 	for _, e := range in.ExecDenies {
 		filters := mapList(e.Binaries, func(b string) string { return "(literal " + sbplString(b) + ")" })
 		w.line("(deny process-exec %s (with message %s))", joinFilters(filters), sbplString(w.tag+":command.deny "+e.Rule))

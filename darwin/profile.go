@@ -69,7 +69,7 @@ type writer struct {
 	everySocket bool
 	// writeTrees are the writable ones among them.
 	writeTrees []string
-	err         error
+	err        error
 }
 
 func (w *writer) line(format string, args ...any) {

@@ -42,3 +42,15 @@ func denial(line, tag string) (text string, ok bool) {
 	what := strings.TrimRight(line[j+len("Sandbox: "):i], " \t\"'(")
 	return what + " (rule " + rule + ")", true
 }
+
+// logEnd says why the log stream ended: the first line of what it said,
+// else how it exited.
+func logEnd(said string, waitErr error) string {
+	if line, _, _ := strings.Cut(strings.TrimSpace(said), "\n"); line != "" {
+		return strconv.Quote(line)
+	}
+	if waitErr != nil {
+		return waitErr.Error()
+	}
+	return "exit status 0"
+}

@@ -1,17 +1,13 @@
 package darwin
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
-	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -85,51 +81,6 @@ func listenProxies(p *policy.Policy, rec *sandbox.Recorder) ([]net.Listener, err
 }
 
 func port(l net.Listener) int { return l.Addr().(*net.TCPAddr).Port }
-
-// logReady bounds the wait for the log stream to start following.
-const logReady = 3 * time.Second
-
-// streamDenials follows the unified log for this run's denials (see
-// denials.go), and prints each as it happens, until stop is called. It
-// returns once the stream follows (its first line is out), so that the
-// command's first denials are not missed. The stream runs in a process
-// group of its own, which the terminal's Ctrl-C does not end.
-func streamDenials(tag string, stderr io.Writer) (stop func()) {
-	argv := logStreamArgs(tag)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil || cmd.Start() != nil {
-		fmt.Fprintf(stderr, "fence: warning: -m: cannot follow the unified log (%s), so denials will not be shown\n", argv[0])
-		return func() {}
-	}
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(out)
-		first := true
-		for sc.Scan() {
-			if first {
-				close(ready)
-				first = false
-			}
-			if text, ok := denial(sc.Text(), tag); ok {
-				fmt.Fprintf(stderr, "fence: denied: %s\n", text)
-			}
-		}
-		if first {
-			close(ready)
-		}
-	}()
-	select {
-	case <-ready:
-	case <-time.After(logReady):
-		fmt.Fprintf(stderr, "fence: warning: -m: the unified log stream did not start within %s: the command's first denials may not be shown\n", logReady)
-	}
-	return func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}
-}
 
 // closeInherited marks every descriptor fence inherited close-on-exec,
 // but 0-2 and the kept ones, so that none reaches the command unasked.

@@ -1,6 +1,7 @@
 package darwin
 
 import (
+	"errors"
 	"regexp"
 	"strings"
 	"syscall"
@@ -190,5 +191,23 @@ func TestProfileForRun(t *testing.T) {
 	}
 	if _, err := ProfileFor(plan(policy.Config{Command: policy.Command{RuntimeExecPolicy: "argv"}}), o); err == nil || !strings.Contains(err.Error(), `runtimeExecPolicy "argv"`) {
 		t.Errorf("ProfileFor in argv mode = %v, want its refusal", err)
+	}
+}
+
+func TestLogEnd(t *testing.T) {
+	tests := []struct {
+		said string
+		err  error
+		want string
+	}{
+		{"log: cannot stream\n", errors.New("exit status 64"), `"log: cannot stream"`},
+		{"\n  first\nsecond\n", nil, `"first"`},
+		{"", errors.New("signal: killed"), "signal: killed"},
+		{"", nil, "exit status 0"},
+	}
+	for _, tt := range tests {
+		if got := logEnd(tt.said, tt.err); got != tt.want {
+			t.Errorf("logEnd(%q, %v) = %q, want %q", tt.said, tt.err, got, tt.want)
+		}
 	}
 }

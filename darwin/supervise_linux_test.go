@@ -269,6 +269,16 @@ func TestRunnerTimeout(t *testing.T) {
 	noProcess(t, "1000005")
 }
 
+// TestRunnerKillsLeftovers: what the command left running in its group
+// ends with the run.
+func TestRunnerKillsLeftovers(t *testing.T) {
+	tm := startTerm(t)
+	tm.send("$F sh -c 'sleep 1000006 & echo started'; echo rc=$?\n")
+	tm.expect("started\r\n")
+	tm.expect("rc=0\r\n")
+	noProcess(t, "1000006")
+}
+
 // noProcess fails when a process whose command line holds marker is
 // still running (a zombie counts as ended) after a while: a killed
 // process ends once the kernel schedules it.

@@ -155,9 +155,20 @@ func (r *run) supervise(sigs *caught, timeout time.Duration) runEnd {
 			r.signal(-r.pid, unix.SIGKILL)
 		case end := <-ended:
 			end.execd, end.timedOut = r.watch.execd(), timedOut
+			killLeft(r.pid)
 			return end
 		}
 	}
+}
+
+// killLeft kills what is left of the command's process group once the
+// command has ended, as the end of a pid namespace does on Linux: nothing
+// of the run goes on after fence returns, to change what the run left
+// after fence has checked it, or to hold the terminal. (A group's id is
+// not reused while it has members, so the leader's being reaped does not
+// matter.) Processes that left the group are not reached.
+func killLeft(pgrp int) {
+	unix.Kill(-pgrp, unix.SIGKILL)
 }
 
 // wait waits for the command's process to end, passing on each stop of

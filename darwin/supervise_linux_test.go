@@ -316,3 +316,70 @@ func running(marker string) string {
 	}
 	return ""
 }
+
+// TestRunnerStopWithoutTerminal: without a terminal, a stop of the
+// command does not stop fence (no shell could continue it); SIGCONT to
+// fence continues the command, and SIGTERM to fence ends a stopped one.
+func TestRunnerStopWithoutTerminal(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stand := filepath.Join(t.TempDir(), "sandbox-exec")
+	if err := os.WriteFile(stand, []byte("#!/bin/sh\nshift 3\nexec \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := func(script string) (*exec.Cmd, *bytes.Buffer) {
+		cmd := exec.Command(self, "-runner", "sh", "-c", script)
+		cmd.Env = append(os.Environ(), "FENCE_TEST_SANDBOX_EXEC="+stand)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no controlling terminal
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd, &out
+	}
+
+	cmd, out := start("kill -STOP $$; echo resumed-1000007")
+	waitStopped(t, "resumed-1000007")
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil || !strings.Contains(out.String(), "resumed-1000007") {
+		t.Errorf("fence continued: %v, output %q; want exit 0 and the command's output", err, out)
+	}
+
+	cmd, out = start("kill -STOP $$; echo resumed-1000008")
+	waitStopped(t, "resumed-1000008")
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); cmd.ProcessState.ExitCode() != 128+int(syscall.SIGTERM) || strings.Contains(out.String(), "resumed") {
+		t.Errorf("fence terminated: %v, output %q; want exit 143 and the command ended", err, out)
+	}
+	noProcess(t, "resumed-1000008")
+}
+
+// waitStopped waits until the process whose command line holds marker
+// has stopped (a guard bounds the wait).
+func waitStopped(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second) // only a guard
+	for time.Now().Before(deadline) {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if err != nil || !bytes.Contains(b, []byte(marker)) || bytes.Contains(b, []byte("-runner")) {
+				continue
+			}
+			st, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+			if i := bytes.LastIndexByte(st, ')'); i > 0 && len(st) > i+2 && st[i+2] == 'T' {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no stopped process of %q", marker)
+}

@@ -88,7 +88,7 @@ func compilePolicy(pf *policyFlags) (*policy.Policy, *sandbox.Disk, error) {
 func compileResolved(res *policy.Resolved, opts policy.Options) *policy.Policy {
 	return policy.Compile(res.Config, policy.Env{
 		Dir: opts.Dir, Root: policy.WorkspaceRoot(opts.Dir), Home: opts.Home, UserConfigDir: opts.UserConfigDir, ConfigFiles: res.Files, UpstreamCredentialFiles: res.CredentialFiles, NoNetwork: res.NoNetwork,
-		Origin: originOf(res), Firm: res.FromCommandLine,
+		Origin: originOf(res), Position: positionOf(res), Firm: res.FromCommandLine,
 		DataHome: os.Getenv("XDG_DATA_HOME"), StateHome: os.Getenv("XDG_STATE_HOME"),
 		PathDirs: policy.PathDirs(os.Getenv("PATH")), FenceBinary: fenceBinary(), FenceInvoked: invokedAs,
 		WSL: sandbox.IsWSL(), AgentHomes: policy.AgentHomes(os.Getenv, opts.Dir),
@@ -136,6 +136,22 @@ func originOf(res *policy.Resolved) func(key, value string) string {
 			return o.Source.Label()
 		}
 		return ""
+	}
+}
+
+// positionOf says where a list entry of the loaded policy was written,
+// as FILE:LINE:COL ("builtin template: NAME:LINE:COL" for a template's),
+// "" when no file holds it.
+func positionOf(res *policy.Resolved) func(key, value string) string {
+	return func(key, value string) string {
+		o, ok := res.Origin(key, value)
+		if !ok || o.Pos.Line == 0 {
+			return ""
+		}
+		if o.Source.Path == "" {
+			return o.String()
+		}
+		return fmt.Sprintf("%s:%d:%d", o.Source.Path, o.Pos.Line, o.Pos.Col)
 	}
 }
 

@@ -1,6 +1,7 @@
 package darwin
 
 import (
+	"cmp"
 	"errors"
 	"os"
 	"path/filepath"
@@ -152,7 +153,7 @@ func execBinaries(name string, found []Executable, accepted []string) []string {
 func pathRules(rules []policy.Rule, f Finder) []PathRule {
 	out := make([]PathRule, 0, len(rules))
 	for _, r := range rules {
-		pr := PathRule{Pattern: r.Pattern, Glob: r.Glob, Fold: r.Fold, Name: r.Key, Text: r.Text, Source: r.Source}
+		pr := PathRule{Pattern: r.Pattern, Glob: r.Glob, Fold: r.Fold, Name: r.Key, Text: r.Text, Source: cmp.Or(r.Pos, r.Source)}
 		if pr.Name == "" {
 			pr.Name, _, _ = strings.Cut(r.Origin, " ")
 		}

@@ -36,6 +36,10 @@ type Env struct {
 	// Origin names where a list entry was written (Resolved.Origin), for
 	// messages; nil leaves rules without one.
 	Origin func(key, value string) string
+	// Position is where in its file a list entry was written
+	// ("FILE:LINE:COL"), for refusals that point at it; nil or "" for
+	// none.
+	Position func(key, value string) string
 	// Firm says a list entry was given as a policy flag (Resolved.FromCommandLine);
 	// nil means none was.
 	Firm func(key, value string) bool
@@ -72,6 +76,9 @@ type Rule struct {
 	Key    string `json:"key,omitempty"`
 	Text   string `json:"text,omitempty"`
 	Source string `json:"source,omitempty"`
+	// Pos is where in Source the rule was written ("FILE:LINE:COL"),
+	// when it is a file's.
+	Pos string `json:"pos,omitempty"`
 
 	folded string // Pattern in lower case, for matching when Fold
 }
@@ -360,6 +367,9 @@ func (e expander) rules(patterns []string, key string, fold bool) []Rule {
 			r.Key, r.Text = key, p
 			if e.env.Origin != nil {
 				r.Source = e.env.Origin(key, p)
+			}
+			if e.env.Position != nil {
+				r.Pos = e.env.Position(key, p)
 			}
 		} else {
 			r = e.rule(p, origin, fold)

@@ -54,10 +54,12 @@ func newPlanCmd(pf *policyFlags, stdout io.Writer) *cobra.Command {
 }
 
 // printDarwinPlan prints the sandbox-exec command line and the profile
-// compiled from the plan. The proxy ports and the TMPDIR are the run's;
-// the plan shows the policy's ports and a placeholder directory.
+// compiled from the plan. The proxy ports, the TMPDIR and the per-user
+// directories are the run's; the plan shows the policy's ports and
+// placeholder directories.
 func printDarwinPlan(w io.Writer, plan *sandbox.Plan) error {
-	profile := darwin.Profile(plan, darwin.ProfileOptions{HTTPPort: plan.Proxy.HTTPPort, SOCKSPort: plan.Proxy.SOCKSPort, TmpDir: "/private/var/folders/fence-XXXXXX"})
+	profile := darwin.Profile(plan, darwin.ProfileOptions{HTTPPort: plan.Proxy.HTTPPort, SOCKSPort: plan.Proxy.SOCKSPort, TmpDir: "/private/var/folders/fence-XXXXXX",
+		UserTempDir: "/private/var/folders/XX/USER/T", UserCacheDir: "/private/var/folders/XX/USER/C"})
 	argv, _ := json.Marshal(append([]string{"/usr/bin/sandbox-exec", "-p", "PROFILE", "--"}, plan.Argv...))
 	_, err := fmt.Fprintf(w, "; argv: %s\n%s", argv, profile)
 	return err

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -224,7 +223,7 @@ func hostNetwork() bool {
 // reach out through the outer sandbox's HTTP proxy, so that both rule
 // sets apply; when it may not, the command uses the outer proxies
 // directly and only the outer rules apply.
-func nestedProxies(ll *sandbox.Plan, n *nesting) (string, error) {
+func nestedProxies(ll *sandbox.Plan, n *nesting, rt *sandbox.Runtime) (string, error) {
 	if !n.listener && ll.Landlock.TCP.RefusesListen() {
 		return unboundListen, nil
 	}
@@ -238,16 +237,16 @@ func nestedProxies(ll *sandbox.Plan, n *nesting) (string, error) {
 	}
 	if canListen() {
 		if n.httpPort != 0 {
-			ll.Proxy.Outer = &sandbox.OuterProxy{HTTPPort: n.httpPort, SOCKSPort: n.socksPort}
+			rt.Outer = &sandbox.OuterProxy{HTTPPort: n.httpPort, SOCKSPort: n.socksPort}
 			return outerResolves, nil
 		}
 		return "", nil
 	}
-	ll.Proxy.Outer = &sandbox.OuterProxy{HTTPPort: n.httpPort, SOCKSPort: n.socksPort, Reuse: true}
 	if n.httpPort == 0 || n.socksPort == 0 {
-		ll.Proxy.Outer.HTTPPort, ll.Proxy.Outer.SOCKSPort = 0, 0
+		rt.Outer = &sandbox.OuterProxy{Reuse: true}
 		return "the network: the outer sandbox refuses to listen and offers no proxies, so the command has none (only the allowLocalOutboundPorts it relays)", nil
 	}
+	rt.Outer = &sandbox.OuterProxy{HTTPPort: n.httpPort, SOCKSPort: n.socksPort, Reuse: true}
 	return "the network's domains: the outer sandbox refuses to listen (network.allowLocalBinding), so the command uses the outer sandbox's proxies, and the outer policy's domain rules apply, not this one's network.allowedDomains and deniedDomains", nil
 }
 
@@ -276,18 +275,11 @@ func canListen() bool {
 // useOuterProxies points w, a nested run's Landlock-only sandbox that may
 // not listen, at the outer sandbox's proxies (or at none): its
 // environment, the ports the supervisor lets it connect to, and
-// Landlock's TCP rules.
+// Landlock's TCP rules (see sandbox.Runtime.Plan).
 func useOuterProxies(w *wire, o *sandbox.OuterProxy) {
-	p := w.Plan.Proxy
-	p.HTTPPort, p.SOCKSPort = o.HTTPPort, o.SOCKSPort
-	connect := slices.Clone(p.LocalPorts)
-	if o.HTTPPort != 0 {
-		w.Env = sandbox.ProxyEnv(w.Env, o.HTTPPort, o.SOCKSPort)
-		connect = append([]int{o.HTTPPort, o.SOCKSPort}, connect...)
-	}
-	if w.Plan.Network == "none" {
-		w.Plan.Landlock.TCP = &sandbox.LandlockTCP{Connect: connect}
-	}
+	w.Runtime.Proxies = &sandbox.HostProxies{HTTPPort: o.HTTPPort, SOCKSPort: o.SOCKSPort}
+	w.Plan = w.Runtime.Plan(w.Source)
+	w.Env = w.Plan.Env
 }
 
 // readProcMem reads len(buf) bytes at addr of process pid through

@@ -33,7 +33,11 @@ func Run(plan *sandbox.Plan, rt *sandbox.Runtime, pre *Prestarted, stderr io.Wri
 		pre.Release()
 		return sandbox.ExitFenceError, err
 	}
-	w := &wire{Plan: plan, Env: rt.Env(plan), Runtime: rt, Namespaces: true, Foreground: isForeground() && !plan.NewSession}
+	if rt == nil {
+		rt = &sandbox.Runtime{}
+	}
+	run := rt.Plan(plan)
+	w := &wire{Plan: run, Source: plan, Env: run.Env, Runtime: rt, Namespaces: true, Foreground: isForeground() && !plan.NewSession}
 	code, err := supervise(w, pre.take(w), stderr)
 	if errors.Is(err, errNoUserNS) {
 		code, err = runLandlockOnly(plan, rt, err, w.Foreground, detectNesting(), stderr)
@@ -76,15 +80,18 @@ func runLandlockOnly(plan *sandbox.Plan, rt *sandbox.Runtime, why error, foregro
 		return 0, fmt.Errorf("create private TMPDIR: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	ll := sandbox.LandlockOnly(plan, tmp, ownTerminals(), plan.HostSockets)
+	plan = sandbox.WithLandlockOnly(plan)
+	rt.Proxies, rt.LandlockOnly = nil, &sandbox.LandlockOnlyRun{TmpDir: tmp, Terminals: ownTerminals()}
+	ll := rt.Plan(plan)
 	if err := checkLandlock(KernelLandlockABI(), ll.Landlock.MinABI, ll.Landlock.Reasons, plan.Degraded, stderr); err != nil {
 		return 0, fmt.Errorf("%v, and %w", why, err)
 	}
 	if nest != nil {
-		network, err := nestedProxies(ll, nest)
+		network, err := nestedProxies(ll, nest, rt)
 		if err != nil {
 			return 0, err
 		}
+		ll = rt.Plan(plan)
 		if !nest.listener {
 			network = joinNotNarrowed(network, unjudged)
 		}
@@ -113,7 +120,7 @@ func runLandlockOnly(plan *sandbox.Plan, rt *sandbox.Runtime, why error, foregro
 			fmt.Fprintf(stderr, "fence: warning: %d processes the command started were still running after fence spent %s killing them (pids %v): kill them before trusting what the run left\n", len(left), killBudget, left)
 		}
 	}
-	w := &wire{Plan: ll, Env: rt.Env(ll), Runtime: rt, Namespaces: false, Foreground: foreground, NoListener: noListener}
+	w := &wire{Plan: ll, Source: plan, Env: ll.Env, Runtime: rt, Namespaces: false, Foreground: foreground, NoListener: noListener}
 	return superviseThen(w, nil, killLeft, stderr)
 }
 

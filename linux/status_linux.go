@@ -231,16 +231,12 @@ func hostProxyListeners(w *wire) ([]net.Listener, error) {
 		}
 		listeners = append(listeners, l)
 	}
-	httpPort, socksPort := listeners[0].Addr().(*net.TCPAddr).Port, listeners[1].Addr().(*net.TCPAddr).Port
-	w.Env = sandbox.ProxyEnv(w.Env, httpPort, socksPort)
-	if !w.Namespaces {
-		// No namespace of the sandbox's own: the proxies are where
-		// hostProxyListeners put them, for the supervisor's judging.
-		w.Plan.Proxy.HTTPPort, w.Plan.Proxy.SOCKSPort = httpPort, socksPort
-	}
-	if !w.Namespaces && w.Plan.Network == "none" {
-		w.Plan.Landlock.TCP = &sandbox.LandlockTCP{Connect: append([]int{httpPort, socksPort}, w.Plan.Proxy.LocalPorts...)}
-	}
+	// The run's plan with the proxies where they listen: the command's
+	// environment, and without namespaces the ports the supervisor
+	// judges and Landlock's TCP rules (see sandbox.Runtime.Plan).
+	w.Runtime.Proxies = &sandbox.HostProxies{HTTPPort: listeners[0].Addr().(*net.TCPAddr).Port, SOCKSPort: listeners[1].Addr().(*net.TCPAddr).Port}
+	w.Plan = w.Runtime.Plan(w.Source)
+	w.Env = w.Plan.Env
 	return listeners, nil
 }
 

@@ -8,6 +8,9 @@ import (
 // wire is what the supervisor sends the init over the plan pipe.
 type wire struct {
 	Plan *sandbox.Plan
+	// Source is the plan as NewPlan made it, which Plan is derived from
+	// with what the run chose (Runtime.Plan): never written, never sent.
+	Source *sandbox.Plan `json:"-"`
 	// Env is sent apart because Plan keeps it out of JSON: the plan's,
 	// with what the run chose (see sandbox.Runtime.Env).
 	Env []string
@@ -51,7 +54,7 @@ const (
 func (w *wire) forInit() *wire {
 	p := *w.Plan
 	p.Globs, p.Warnings, p.Seccomp, p.EnvRemoved, p.Watch, p.Worktrees, p.Gitlinks = nil, nil, nil, nil, nil, nil, nil
-	p.ExecRules, p.Rules = nil, sandbox.Rules{}
+	p.ExecRules, p.Rules, p.LandlockOnly = nil, sandbox.Rules{}, nil
 	if p.Proxy != nil {
 		proxy := *p.Proxy
 		proxy.AllowedDomains, proxy.DeniedDomains, proxy.SSH, proxy.Upstream = nil, nil, policy.SSHPolicy{}, nil

@@ -49,41 +49,57 @@ func WeakerFor(plan *Plan, root bool) []string {
 // runs as root, who owns every system file: the warning adds it to Weaker.
 const WeakerRoot = "as root: chmod and chown fail with \"Operation not permitted\" everywhere, the workspace included (chmod +x, tar x, cp -p, install, npm or pip installing scripts), since nothing else would keep root from changing the modes and owners of system files; run as a normal user, or where user namespaces are available, to have them"
 
-// LandlockOnly rewrites plan for a system where fence cannot create user
-// namespaces, so that Landlock alone enforces the filesystem policy. A
-// deny inside an allowed tree is expressed by granting the tree's other
-// entries, so that the denied path gets no rule at all. tmpDir is a
-// private directory the command may write, in place of a private /tmp
-// (TMPDIR, and XDG_RUNTIME_DIR when the plan has a private one);
-// terminals are the terminal devices fence's standard streams are, the
-// only ones of /dev/pts the command may use. hostSockets are the host's
-// sockets (Plan.HostSockets): those the plan's "unix" rules do not grant
-// become the new plan's only masks, for the supervisor, which judges
-// connect(). Landlock before ABI 9 cannot refuse them, the host's /tmp
-// (where the namespace sandbox's private one hides them) is the command's,
-// and carving around them would take the rule off their directories.
-func LandlockOnly(plan *Plan, tmpDir string, terminals, hostSockets []string) *Plan {
+// LandlockOnlyPlan is how the Landlock-only engine enforces a plan, on a
+// system where fence cannot create user namespaces: NewPlan derives it
+// from the plan's rules, and the run puts in what it chooses (see
+// Runtime.Plan). A deny inside an allowed tree is expressed by granting
+// the tree's other entries, so that the denied path gets no rule at all.
+// A private directory the command may write, made at run time, stands in
+// for the private /tmp: the rule of Kind KindPrivateTmpDir, whose path
+// here is TmpDirPlaceholder. The only terminals of /dev/pts the command
+// may use are fence's own, added at run time.
+type LandlockOnlyPlan struct {
+	Rules []LandlockRule `json:"rules"`
+	// Masks are the host's sockets (Plan.HostSockets) that the plan's
+	// "unix" rules do not grant, for the supervisor, which judges
+	// connect(): Landlock before ABI 9 cannot refuse them, the host's
+	// /tmp (where the namespace sandbox's private one hides them) is the
+	// command's, and carving around them would take the rule off their
+	// directories.
+	Masks   []Mask   `json:"masks,omitempty"`
+	MinABI  int      `json:"minABI"`
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// WithLandlockOnly is plan with its LandlockOnly section, derived now if
+// NewPlan did not (Options.LandlockOnly): a new value, plan unchanged.
+func WithLandlockOnly(plan *Plan) *Plan {
+	if plan.LandlockOnly != nil {
+		return plan
+	}
 	p := *plan
-	if plan.Proxy != nil {
-		px := *plan.Proxy // the supervisor sets where its proxies listen
-		p.Proxy = &px
-	}
-	p.Mounts = Mounts{}
-	p.Env = setEnv(plan.Env, "TMPDIR", tmpDir)
-	if plan.Mounts.RuntimeDir != "" {
-		// No private /tmp to make it in: the private TMPDIR, the
-		// user's and 0700 too, removed at exit, serves.
-		p.Env = setEnv(p.Env, "XDG_RUNTIME_DIR", tmpDir)
-	}
+	p.LandlockOnly = landlockOnly(plan)
+	return &p
+}
+
+// TmpDirPlaceholder is the path of the Landlock-only engine's private
+// TMPDIR in a plan: the run makes the directory and puts its path there.
+const TmpDirPlaceholder = "<private TMPDIR>"
+
+// landlockOnly derives the plan's LandlockOnlyPlan from its mounts and
+// Landlock rules, which NewPlan made from the policy's.
+func landlockOnly(plan *Plan) *LandlockOnlyPlan {
+	out := &LandlockOnlyPlan{MinABI: 6, Reasons: append(slices.Clone(plan.Landlock.Reasons),
+		"without namespaces, ABI 3 is needed to control truncation and ABI 6 to keep signals and abstract unix sockets inside the sandbox")}
 	var deniedRead, deniedWrite []string
 	for _, m := range plan.Mounts.Masks {
 		if !m.Socket && !isSocket(m.Path) {
 			deniedRead = append(deniedRead, m.Path)
 		}
 	}
-	for _, s := range hostSockets {
+	for _, s := range plan.HostSockets {
 		if !slices.ContainsFunc(plan.Landlock.Rules, func(r LandlockRule) bool { return r.Access == "unix" && under(s, r.Path) }) {
-			p.Mounts.Masks = append(p.Mounts.Masks, Mask{Path: s, Socket: true, Kind: KindHostSocket, Why: "a host unix socket network.allowUnixSockets does not list"})
+			out.Masks = append(out.Masks, Mask{Path: s, Socket: true, Kind: KindHostSocket, Why: "a host unix socket network.allowUnixSockets does not list"})
 		}
 	}
 	deniedWrite = slices.Clone(deniedRead)
@@ -101,7 +117,6 @@ func LandlockOnly(plan *Plan, tmpDir string, terminals, hostSockets []string) *P
 		}
 		return append(slices.Clip(denied), "/dev")
 	}
-	var rules []LandlockRule
 	for _, r := range plan.Landlock.Rules {
 		denied := outOfDev(deniedRead)
 		switch {
@@ -111,26 +126,38 @@ func LandlockOnly(plan *Plan, tmpDir string, terminals, hostSockets []string) *P
 			denied = outOfDev(deniedWrite)
 		}
 		for _, g := range carve(r.Path, denied) {
-			rules = append(rules, LandlockRule{Path: g, Access: r.Access, Kind: r.Kind, Why: r.Why})
+			out.Rules = append(out.Rules, LandlockRule{Path: g, Access: r.Access, Kind: r.Kind, Why: r.Why})
 		}
 	}
-	rules = append(rules, LandlockRule{Path: tmpDir, Access: "write", Kind: KindPrivateTmpDir, Why: "the private TMPDIR"})
-	for _, d := range landlockDevices(plan.Mounts, terminals) {
+	out.Rules = append(out.Rules, LandlockRule{Path: TmpDirPlaceholder, Access: "write", Kind: KindPrivateTmpDir, Why: "the private TMPDIR"})
+	for _, d := range landlockDevices(plan.Mounts, nil) {
 		for _, g := range carve(d, deniedRead) {
-			rules = append(rules, LandlockRule{Path: g, Access: "dev", Kind: KindDevices, Why: "device nodes"})
+			out.Rules = append(out.Rules, LandlockRule{Path: g, Access: "dev", Kind: KindDevices, Why: "device nodes"})
 		}
 	}
-	p.Landlock = Landlock{
-		Rules: rules,
-		// On the host's network the TCP layer is the plan's (bind refused
-		// unless network.allowLocalBinding); a filtered network gets its
-		// connect list once the proxies' host ports are known.
-		TCP:    plan.Landlock.TCP,
-		MinABI: 6,
-		Reasons: append(slices.Clone(plan.Landlock.Reasons),
-			"without namespaces, ABI 3 is needed to control truncation and ABI 6 to keep signals and abstract unix sockets inside the sandbox"),
+	return out
+}
+
+// landlockOnlyRules are the Landlock-only engine's rules for a run: the
+// plan's, with the private TMPDIR the run made and its terminals, each
+// granted unless a mask of the plan holds it.
+func (ll *LandlockOnlyPlan) rulesFor(plan *Plan, run *LandlockOnlyRun) []LandlockRule {
+	rules := slices.Clone(ll.Rules)
+	for i, r := range rules {
+		if r.Kind == KindPrivateTmpDir {
+			rules[i].Path = run.TmpDir
+		}
 	}
-	return &p
+	if plan.Mounts.Devices == "host" {
+		return rules // all of /dev already
+	}
+	for _, term := range run.Terminals {
+		granted := slices.ContainsFunc(rules, func(r LandlockRule) bool { return r.Access == "dev" && r.Path == term })
+		if !granted && !slices.ContainsFunc(plan.Mounts.Masks, func(m Mask) bool { return under(term, m.Path) }) {
+			rules = append(rules, LandlockRule{Path: term, Access: "dev", Kind: KindDevices, Why: "device nodes: fence's terminal"})
+		}
+	}
+	return rules
 }
 
 // landlockDevices are the device paths the Landlock-only sandbox grants:

@@ -1,5 +1,7 @@
 package sandbox
 
+import "slices"
+
 // landlockTCP is the plan's Landlock TCP layer. In the sandbox's own
 // network namespace there is none unless network.allowLocalBinding is
 // false: a server there reaches nothing of the host's, and a test that
@@ -27,9 +29,13 @@ func (b *builder) landlockTCP() *LandlockTCP {
 // ProxyTCP is the TCP a sandbox whose network is filtered may connect
 // to: the proxies, where they listen (inside the sandbox's network
 // namespace at the plan's ports, or on the host's loopback at the ports
-// the supervisor picked), and the relayed local ports.
+// the supervisor picked; none at port 0), and the relayed local ports.
 func ProxyTCP(p *Proxy, httpPort, socksPort int) *LandlockTCP {
-	return &LandlockTCP{Connect: append([]int{httpPort, socksPort}, p.LocalPorts...)}
+	connect := slices.Clone(p.LocalPorts)
+	if httpPort != 0 {
+		connect = append([]int{httpPort, socksPort}, connect...)
+	}
+	return &LandlockTCP{Connect: connect}
 }
 
 // RefusesListen reports whether the plan refuses TCP servers on the

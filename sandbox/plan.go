@@ -31,6 +31,10 @@ type Plan struct {
 	Proxy    *Proxy   `json:"proxy,omitempty"`
 	Mounts   Mounts   `json:"mounts"`
 	Landlock Landlock `json:"landlock"`
+	// LandlockOnly is how the Landlock-only engine enforces the plan,
+	// where fence cannot create user namespaces; nil unless
+	// Options.LandlockOnly (see WithLandlockOnly).
+	LandlockOnly *LandlockOnlyPlan `json:"landlockOnly,omitempty"`
 	// Rules are the policy's rules themselves, which the macOS profile
 	// is compiled from.
 	Rules Rules `json:"rules"`
@@ -247,6 +251,13 @@ type Options struct {
 	// Seccomp describes the backend's system call filter, for the plan's
 	// readers.
 	Seccomp []string
+	// LandlockOnly derives the Landlock-only engine's rules into the
+	// plan (Plan.LandlockOnly): for `fence plan`, and a run that knows
+	// it will need them. It costs a walk of the directories around every
+	// denied path (a millisecond or two), which a run of the namespace
+	// engine never needs; a run that finds out at start derives them then
+	// (WithLandlockOnly).
+	LandlockOnly bool
 }
 
 // DefaultGlobBudget bounds the walk that matches glob rules at start.
@@ -311,6 +322,9 @@ func NewPlan(p *policy.Policy, o Options) (*Plan, error) {
 	fixTempEnv(plan, p, o.UID)
 	if o.SSHProxy {
 		sshThroughProxy(plan, o.FenceBinary)
+	}
+	if o.LandlockOnly {
+		plan.LandlockOnly = landlockOnly(plan)
 	}
 	plan.Worktrees = worktreeWatches(o.Disk)
 	plan.Gitlinks = gitlinkWatches(o.Disk)

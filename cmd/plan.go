@@ -32,7 +32,7 @@ func newPlanCmd(pf *policyFlags, stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			plan, err := planFor(pol, disk, sandbox.Options{Argv: args, Shell: shell, Degraded: "refuse"})
+			plan, err := planFor(pol, disk, sandbox.Options{Argv: args, Shell: shell, Degraded: "refuse", LandlockOnly: true})
 			if err != nil {
 				return err
 			}

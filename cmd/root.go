@@ -255,6 +255,10 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	}
 	guards := guardAgentConfigs(pol, o.policy.debug, o.stderr)
 	defer guards.close()
+	var digest string
+	if o.policy.debug {
+		digest = planDigest(plan)
+	}
 	var code int
 	switch runtime.GOOS {
 	case "linux":
@@ -263,6 +267,9 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 		code, err = darwin.Run(plan, rt, o.stderr)
 	default:
 		return fmt.Errorf("refusing to run %q: fence has no sandbox for %s, and never runs a command unsandboxed", strings.Join(plan.Argv, " "), runtime.GOOS)
+	}
+	if o.policy.debug {
+		checkPlanUnchanged(o.stderr, digest, plan)
 	}
 	// Whatever the exit: a command killed by --timeout or Ctrl-C had
 	// time to write too.

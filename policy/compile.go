@@ -251,13 +251,13 @@ func Compile(c Config, env Env) *Policy {
 		p.ReadMode = ReadStrict
 	case fs.DefaultDenyRead:
 		p.ReadMode = ReadDefaultDeny
-		p.Read = append(exp.rules(SystemReadPaths, "default-deny system path", false), exp.rules(ToolchainReadPaths, "default-deny toolchain path", false)...)
+		p.Read = append(exp.defaults(SystemReadPaths, "default-deny system path", KeyDefaultDenyRead), exp.defaults(ToolchainReadPaths, "default-deny toolchain path", KeyDefaultDenyRead)...)
 	}
 	if p.ReadMode == ReadOpen {
 		p.Read = openReadsBelowTmp(fs.AllowRead, exp)
 	} else {
 		wd := exp.rule(".", "the working directory", false)
-		wd.Key = keyOfDefault(wd.Origin)
+		wd.Key = KeyWorkspace
 		p.Read = append(p.Read, wd)
 		p.Read = append(p.Read, exp.rules(fs.AllowRead, "filesystem.allowRead", false)...)
 	}
@@ -373,22 +373,29 @@ func (e expander) rules(patterns []string, key string, fold bool) []Rule {
 			}
 		} else {
 			r = e.rule(p, origin, fold)
-			r.Key = keyOfDefault(key)
+			r.Key = origin
 		}
 		out = append(out, r)
 	}
 	return out
 }
 
-// keyOfDefault names fence's own rules for decisions.
-func keyOfDefault(origin string) string {
-	switch {
-	case strings.Contains(origin, "system path"), strings.Contains(origin, "toolchain path"):
-		return "filesystem.defaultDenyRead"
-	case origin == "the working directory":
-		return "workspace"
+// The keys of fence's own read rules, for decisions.
+const (
+	KeyDefaultDenyRead = "filesystem.defaultDenyRead" // the system and toolchain paths
+	KeyWorkspace       = "workspace"                  // the working directory
+)
+
+// defaults are fence's own rules for patterns, with the origin people
+// read and the key decisions name.
+func (e expander) defaults(patterns []string, origin, key string) []Rule {
+	out := make([]Rule, 0, len(patterns))
+	for _, p := range patterns {
+		r := e.rule(p, origin, false)
+		r.Key = key
+		out = append(out, r)
 	}
-	return origin
+	return out
 }
 
 func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }

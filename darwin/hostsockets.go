@@ -9,11 +9,15 @@ import (
 // Unix sockets below a writable path can be bound and reached, so that
 // tmux, ssh's ControlMaster or a build daemon work there. The host keeps
 // sockets of its own in such places too, and those stay closed unless
-// network.allowUnixSockets lists them (a listed one is reached through
-// its allow, which a deny here would undo, so a place holding a listed
-// socket is left open): the ssh agent ($SSH_AUTH_SOCK, and launchd's
-// per-session directories below /private/tmp where macOS puts it), and
-// the container engines' and gpg-agent's sockets in the home.
+// network.allowUnixSockets lists them (see socketscan.go): each socket
+// found at start; the ssh agent's ($SSH_AUTH_SOCK as fence was started
+// with, and launchd's per-session directories below /private/tmp where
+// macOS puts it); the names servers use in /tmp (tmux's directory,
+// PostgreSQL's and MySQL's sockets), for a server started after fence;
+// and the container engines' and gpg-agent's directories in the home. A
+// listed socket inside such a place stays reachable: the place's deny
+// leaves it out (require-not), and no other socket of the place opens
+// with it.
 
 // hostSocketDirs are below the home: Docker Desktop, Colima, OrbStack,
 // Lima, Rancher Desktop, gpg-agent.
@@ -22,20 +26,29 @@ var hostSocketDirs = []string{".docker", "Library/Containers/com.docker.docker",
 // launchdSockets is launchd's per-session socket directories.
 const launchdSockets = `^/private/tmp/com\.apple\.launchd\.[^/]+(/.*)?$`
 
+// tmpServerSockets are where servers put their sockets in /tmp: tmux's
+// per-user directory, PostgreSQL's and MySQL's sockets.
+var tmpServerSockets = []string{`^/private/tmp/tmux-[0-9]+(/.*)?$`, `^/private/tmp/\.s\.PGSQL\.[0-9]+$`, `^/private/tmp/mysqlx?\.sock$`}
+
 // hostSocketPlace is a place the host keeps its sockets: a path (and
-// what is below it) or an anchored regex.
+// what is below it) or an anchored regex below /private/tmp. socket marks
+// a socket found at start, whose file and directories are protected too;
+// cut marks a tree fence could not list, closed but for exceptions.
 type hostSocketPlace struct {
 	path, regex string
+	socket, cut bool
 }
 
+// filter matches the place whatever the case of its letters, as the
+// deny rules do (macOS's file systems mostly ignore case).
 func (h hostSocketPlace) filter() string {
 	if h.regex != "" {
-		return "(regex " + sbplRegex(h.regex) + ")"
+		return "(regex " + sbplRegex(foldRegex(h.regex)) + ")"
 	}
-	return "(subpath " + sbplString(h.path) + ")"
+	return "(regex " + sbplRegex(literalRegex(h.path, foldEqual, true)) + ")"
 }
 
-// tree is the place's directory, for the regex its literal start.
+// tree is the place's directory, for a regex its literal start.
 func (h hostSocketPlace) tree() string {
 	if h.regex != "" {
 		return "/private/tmp"
@@ -44,7 +57,7 @@ func (h hostSocketPlace) tree() string {
 }
 
 // hostSocketPlaces are the places below a writable path that no listed
-// socket lies in.
+// rule covers whole.
 func (w *writer) hostSocketPlaces(in Input) []hostSocketPlace {
 	if in.AllUnixSockets {
 		return nil
@@ -52,34 +65,91 @@ func (w *writer) hostSocketPlaces(in Input) []hostSocketPlace {
 	var places []hostSocketPlace
 	for _, s := range []string{in.SSHAuthSock, in.SSHAuthSockResolved} {
 		if s != "" {
-			places = append(places, hostSocketPlace{path: darwinPath(s)})
+			places = append(places, hostSocketPlace{path: darwinPath(s), socket: true})
 		}
+	}
+	for _, s := range in.HostSockets {
+		places = append(places, hostSocketPlace{path: darwinPath(s), socket: true})
 	}
 	places = append(places, hostSocketPlace{regex: launchdSockets})
-	if in.Home != "" {
-		for _, d := range hostSocketDirs {
-			places = append(places, hostSocketPlace{path: path.Join(in.Home, d)})
+	for _, re := range tmpServerSockets {
+		places = append(places, hostSocketPlace{regex: re})
+	}
+	for _, home := range []string{in.Home, in.HomeResolved} {
+		if home != "" {
+			for _, d := range hostSocketDirs {
+				places = append(places, hostSocketPlace{path: darwinPath(path.Join(home, d))})
+			}
 		}
 	}
-	return slices.DeleteFunc(places, func(h hostSocketPlace) bool {
+	for _, t := range in.SocketScanCut {
+		places = append(places, hostSocketPlace{path: darwinPath(t), cut: true})
+	}
+	places = slices.DeleteFunc(places, func(h hostSocketPlace) bool {
 		reached := slices.ContainsFunc(w.writeTrees, func(t string) bool { return under(h.tree(), t) || under(t, h.tree()) })
-		listed := slices.ContainsFunc(in.UnixSockets, func(r PathRule) bool {
-			return slices.ContainsFunc(r.trees(), func(t string) bool { return under(t, h.tree()) || under(h.tree(), t) })
+		covered := slices.ContainsFunc(in.UnixSockets, func(r PathRule) bool {
+			return !r.Glob && slices.ContainsFunc(r.spellings(), func(t string) bool { return under(h.tree(), t) })
 		})
-		return !reached || listed
+		own := h.socket && in.TmpDir != "" && under(h.path, darwinPath(in.TmpDir))
+		return !reached || covered || own || h.socket && listedSocket(h.path, in.UnixSockets)
 	})
+	slices.SortStableFunc(places, func(a, b hostSocketPlace) int { return strings.Compare(a.path+a.regex, b.path+b.regex) })
+	return slices.CompactFunc(places, func(a, b hostSocketPlace) bool { return a == b })
 }
 
-// hostSocketDenies closes the host's sockets below writable paths.
+// except are the filters a place's deny leaves out: the listed sockets
+// that may lie in it, and for a tree fence could not list, the private
+// TMPDIR, where the command's own sockets are.
+func (w *writer) except(h hostSocketPlace, in Input) []string {
+	var out []string
+	if h.cut && in.TmpDir != "" {
+		out = append(out, "(subpath "+sbplString(darwinPath(in.TmpDir))+")")
+	}
+	for _, r := range in.UnixSockets {
+		if slices.ContainsFunc(r.trees(), func(t string) bool { return under(t, h.tree()) || under(h.tree(), t) }) {
+			out = appendNew(out, w.filters(r, false)...)
+		}
+	}
+	return out
+}
+
+// hostSocketDenies closes the host's sockets below writable paths: no
+// connect to one, no bind there (which would put a server of the
+// command's where the host's clients look), and for a socket found at
+// start no unlink or rename over it and no rename of a directory above
+// it (which would move it out of its deny).
 func (w *writer) hostSocketDenies(in Input) {
 	places := w.hostSocketPlaces(in)
-	if len(places) == 0 {
-		return
+	msg := "(with message " + sbplString(w.tag+":network.allowUnixSockets (a host unix socket, not listed)") + ")"
+	cutMsg := "(with message " + sbplString(w.tag+":network.allowUnixSockets (below a tree fence could not list the host's unix sockets in)") + ")"
+	var files, ancestors []string
+	seen := map[string]bool{}
+	for _, h := range places {
+		connect := "(remote unix-socket " + h.filter() + ")"
+		if ex := w.except(h, in); len(ex) > 0 {
+			connect = "(require-all " + connect + " " + strings.Join(mapList(ex, func(f string) string { return "(require-not (remote unix-socket " + f + "))" }), " ") + ")"
+		}
+		if h.cut {
+			w.line("(deny network-outbound %s %s)", connect, cutMsg)
+			continue
+		}
+		w.line("(deny network-outbound %s %s)", connect, msg)
+		w.line("(deny network-bind (local unix-socket %s) %s)", h.filter(), msg)
+		if !h.socket {
+			continue
+		}
+		files = append(files, h.filter())
+		for dir := parent(h.path); dir != "/"; dir = parent(dir) {
+			if !seen[dir] {
+				seen[dir] = true
+				ancestors = append(ancestors, "(regex "+sbplRegex(literalRegex(dir, foldEqual, false))+")")
+			}
+		}
 	}
-	filters := make([]string, len(places))
-	for i, h := range places {
-		filters[i] = h.filter()
+	if len(files) > 0 {
+		w.line("(deny %s %s %s)", w.denyOps("file-write*"), joinFilters(files), msg)
 	}
-	msg := sbplString(w.tag + ":network.allowUnixSockets (the host's own sockets, not listed)")
-	w.line("(deny network-outbound (remote unix-socket %s) (with message %s))", strings.Join(filters, " "), msg)
+	if len(ancestors) > 0 {
+		w.line("(deny file-write-unlink %s %s)", joinFilters(ancestors), msg)
+	}
 }

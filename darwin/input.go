@@ -40,10 +40,16 @@ type Input struct {
 	ExecDenies []ExecDeny
 	// RuntimeExec is command.runtimeExecPolicy: "path" or "argv".
 	RuntimeExec string
-	// Home is the user's home; SSHAuthSock the ssh agent's socket, as the
-	// environment says it and resolved: host sockets kept closed below
+	// Home is the user's home and HomeResolved its links resolved (when
+	// that differs); SSHAuthSock the ssh agent's socket, as fence's own
+	// environment says it, and resolved: host sockets kept closed below
 	// writable paths (see hostSocketPlaces).
-	Home, SSHAuthSock, SSHAuthSockResolved string
+	Home, HomeResolved, SSHAuthSock, SSHAuthSockResolved string
+	// HostSockets are the unix sockets that existed at start below
+	// writable paths; SocketScanCut the writable trees fence could not
+	// list them in, closed to unix sockets but for the private TMPDIR's
+	// and the listed ones (see socketscan.go).
+	HostSockets, SocketScanCut []string
 	ProfileOptions
 }
 
@@ -54,6 +60,10 @@ type Input struct {
 type ProfileOptions struct {
 	HTTPPort, SOCKSPort int
 	TmpDir              string
+	// SSHAuthSock is $SSH_AUTH_SOCK as fence was started with: the
+	// agent's socket stays closed even when env rules keep the variable
+	// from the command.
+	SSHAuthSock string
 	// Terminal is the inherited terminal's device: allowed besides
 	// /dev/ttys[0-9]+, which always are.
 	Terminal string
@@ -112,6 +122,7 @@ func InputFromPolicy(p *policy.Policy, o ProfileOptions, f Finder) Input {
 		MachLookup: p.MachLookup, MachRegister: p.MachRegister, AllowPty: p.AllowPty,
 		RuntimeExec: p.RuntimeExec, Home: p.Home, ProfileOptions: o,
 	}
+	in.HomeResolved = resolvedHome(p.Home, f)
 	for _, r := range p.CommandDeny {
 		if !oneWord(r) {
 			continue
@@ -125,6 +136,17 @@ func InputFromPolicy(p *policy.Policy, o ProfileOptions, f Finder) Input {
 		}
 	}
 	return in
+}
+
+// resolvedHome is home with its links resolved, when that differs.
+func resolvedHome(home string, f Finder) string {
+	if home == "" || f == nil {
+		return ""
+	}
+	if real := f.Resolve(home); real != home && real != darwinPath(home) {
+		return real
+	}
+	return ""
 }
 
 // oneWord reports whether r is a one-word command rule naming a program

@@ -1,6 +1,7 @@
 package darwin
 
 import (
+	"cmp"
 	"path"
 	"path/filepath"
 	"slices"
@@ -14,7 +15,7 @@ import (
 // the profile cannot enforce exactly gives a profile that denies
 // everything, naming why.
 func Profile(plan *sandbox.Plan, o ProfileOptions) string {
-	profile, err := ProfileFor(plan, o)
+	profile, _, err := ProfileFor(plan, o)
 	if err != nil {
 		return refusedProfile(o, err)
 	}
@@ -25,12 +26,32 @@ func Profile(plan *sandbox.Plan, o ProfileOptions) string {
 // cannot enforce it exactly (a refusal: exit 125). The disk is asked, at
 // the command's PATH, only what the plan does not carry yet: deny rules'
 // links and the binaries of one-word command rules.
-func ProfileFor(plan *sandbox.Plan, o ProfileOptions) (string, error) {
+//
+// The writable trees are walked for the host's unix sockets (see
+// socketscan.go); the warnings say which trees that walk could not
+// finish, closed to unix sockets for the run.
+func ProfileFor(plan *sandbox.Plan, o ProfileOptions) (profile string, warnings []string, err error) {
 	in := InputFromPlan(plan, o, HostFinder{Path: envValue(plan.Env, "PATH")})
 	if err := CheckRun(in); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return Build(in)
+	in.scanSockets()
+	profile, err = Build(in)
+	return profile, socketWarnings(in), err
+}
+
+// scanSockets adds the sockets found below the writable trees to the
+// plan's, or fails those trees closed.
+func (in *Input) scanSockets() {
+	if in.AllUnixSockets {
+		return
+	}
+	s := scanSockets(scanRoots(*in), []string{in.TmpDir})
+	if len(s.found) > sandbox.MaxHiddenSockets {
+		s.cut, s.found = appendNew(s.cut, outermost(scanRoots(*in))...), nil
+	}
+	in.HostSockets = appendNew(in.HostSockets, s.found...)
+	in.SocketScanCut = appendNew(in.SocketScanCut, s.cut...)
 }
 
 // InputFromPlan maps a plan to the compiler's input: its rules, network
@@ -42,11 +63,17 @@ func InputFromPlan(plan *sandbox.Plan, o ProfileOptions, f Finder) Input {
 	if h := envValue(plan.Env, "HOME"); h != "" {
 		in.Home = h
 	}
-	if s := envValue(plan.Env, "SSH_AUTH_SOCK"); path.IsAbs(s) {
+	in.HomeResolved = resolvedHome(in.Home, f)
+	// fence's own $SSH_AUTH_SOCK, which env rules cannot remove; else the
+	// command's.
+	if s := cmp.Or(o.SSHAuthSock, envValue(plan.Env, "SSH_AUTH_SOCK")); path.IsAbs(s) {
 		in.SSHAuthSock = s
 		if real := f.Resolve(s); real != s {
 			in.SSHAuthSockResolved = real
 		}
+	}
+	for _, s := range plan.HostSockets {
+		in.HostSockets = appendNew(in.HostSockets, darwinPath(s))
 	}
 	for _, id := range plan.Programs {
 		i := slices.IndexFunc(in.ExecDenies, func(e ExecDeny) bool { return e.Name == id.Name })

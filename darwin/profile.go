@@ -36,6 +36,9 @@ func refusedProfile(o ProfileOptions, err error) string {
 func Build(in Input) (string, error) {
 	w := &writer{tag: in.tag(), allowed: map[string]bool{}}
 	w.line(`(version 1)`)
+	for _, warn := range socketWarnings(in) {
+		w.line("; warning: %s", warn)
+	}
 	w.line(`(deny default (with message %s))`, sbplString(w.tag+":default"))
 	w.process()
 	w.system(in)

@@ -373,3 +373,40 @@ func braceAlternatives(p string) (alts []string, end int) {
 	}
 	return nil, -1
 }
+
+// literalRegex is an anchored regex matching the path p exactly (and,
+// with subtree, what is below it), its case folded as mode says.
+func literalRegex(p string, fold foldMode, subtree bool) string {
+	t := &translator{fold: fold, pattern: p}
+	t.b.WriteString("^")
+	for _, r := range p {
+		t.set(literalSet(r, fold), "")
+	}
+	if subtree {
+		t.b.WriteString("(/.*)?")
+	}
+	t.b.WriteString("$")
+	return t.b.String()
+}
+
+// foldRegex makes a regex of fence's own (ASCII, its brackets free of
+// letters) ignore the case of its ASCII letters.
+func foldRegex(re string) string {
+	var b strings.Builder
+	for i := 0; i < len(re); i++ {
+		switch c := re[i]; {
+		case c == '\\' && i+1 < len(re):
+			b.WriteString(re[i : i+2])
+			i++
+		case c == '[':
+			end := strings.IndexByte(re[i+1:], ']')
+			b.WriteString(re[i : i+end+2])
+			i += end + 1
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			b.WriteString(bracket([]byte{c &^ 0x20, c | 0x20}))
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}

@@ -43,14 +43,17 @@ func Run(plan *sandbox.Plan, rt *sandbox.Runtime, stderr io.Writer) (int, error)
 	httpPort, socksPort := port(listeners[0]), port(listeners[1])
 	tag := newRunTag()
 	tempDir, cacheDir := userDirs()
-	profile, err := ProfileFor(plan, ProfileOptions{
-		HTTPPort: httpPort, SOCKSPort: socksPort, TmpDir: tmp, Terminal: otherTerminal(inheritedTerminal()),
+	profile, warnings, err := ProfileFor(plan, ProfileOptions{
+		HTTPPort: httpPort, SOCKSPort: socksPort, TmpDir: tmp, SSHAuthSock: os.Getenv("SSH_AUTH_SOCK"), Terminal: otherTerminal(inheritedTerminal()),
 		UserTempDir: tempDir, UserCacheDir: cacheDir, Tag: tag,
 	})
 	if err != nil {
 		return sandbox.ExitFenceError, err
 	}
-	env := append(sandbox.ProxyEnv(rt.Env(plan), httpPort, socksPort), "TMPDIR="+tmp)
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "fence: warning: %s\n", w)
+	}
+	env := append(sandbox.ProxyEnv(rt.Env(plan), httpPort, socksPort), privateEnv(tmp)...)
 	closeInherited(plan.KeepFDs)
 	if plan.Monitor {
 		stop := streamDenials(tag, stderr)

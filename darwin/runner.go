@@ -143,3 +143,10 @@ func (s execSight) execd() bool {
 	}
 	return !s.zombie
 }
+
+// privateEnv points the command's temporary files at the run's private
+// TMPDIR, tmux's server socket among them (tmux ignores TMPDIR and would
+// look for the host's server in /tmp, which stays closed).
+func privateEnv(tmp string) []string {
+	return []string{"TMPDIR=" + tmp, "TMUX_TMPDIR=" + tmp}
+}

@@ -170,7 +170,7 @@ func TestProfileForRun(t *testing.T) {
 		}
 		return p
 	}
-	profile, err := ProfileFor(plan(policy.Config{Filesystem: policy.Filesystem{DenyRead: []string{"~/.aws"}}}), o)
+	profile, _, err := ProfileFor(plan(policy.Config{Filesystem: policy.Filesystem{DenyRead: []string{"~/.aws"}}}), o)
 	if err != nil {
 		t.Fatalf("ProfileFor = %v, want a profile", err)
 	}
@@ -186,10 +186,10 @@ func TestProfileForRun(t *testing.T) {
 	if !strings.Contains(profile, tag+":filesystem.denyRead") {
 		t.Errorf("ProfileFor: no message names filesystem.denyRead with the tag:\n%s", profile)
 	}
-	if _, err := ProfileFor(plan(policy.Config{Filesystem: policy.Filesystem{DenyRead: []string{"build/a?c"}}}), o); err == nil || !strings.Contains(err.Error(), `filesystem.denyRead "build/a?c"`) {
+	if _, _, err := ProfileFor(plan(policy.Config{Filesystem: policy.Filesystem{DenyRead: []string{"build/a?c"}}}), o); err == nil || !strings.Contains(err.Error(), `filesystem.denyRead "build/a?c"`) {
 		t.Errorf("ProfileFor of an inexact deny = %v, want its refusal", err)
 	}
-	if _, err := ProfileFor(plan(policy.Config{Command: policy.Command{RuntimeExecPolicy: "argv"}}), o); err == nil || !strings.Contains(err.Error(), `runtimeExecPolicy "argv"`) {
+	if _, _, err := ProfileFor(plan(policy.Config{Command: policy.Command{RuntimeExecPolicy: "argv"}}), o); err == nil || !strings.Contains(err.Error(), `runtimeExecPolicy "argv"`) {
 		t.Errorf("ProfileFor in argv mode = %v, want its refusal", err)
 	}
 }

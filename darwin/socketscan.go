@@ -1,0 +1,142 @@
+package darwin
+
+import (
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/fence-sandbox/fence/sandbox"
+)
+
+// The host's unix sockets below writable paths: the profile lets the
+// command bind and reach unix sockets there (tmux's, ssh ControlMaster's,
+// a build daemon's), so every socket that already exists there when the
+// run starts is the host's (a tmux server's in /tmp, a database's, the ssh
+// agent's), and stays closed unless network.allowUnixSockets lists it: no
+// connect, no bind, no unlink or rename over it, and no rename of a
+// directory above it. fence finds them with a walk of each writable tree
+// at start, bounded like the glob walks; a tree whose walk runs out of its
+// budget fails closed: every unix socket below it but the private
+// TMPDIR's and the listed ones stays closed for the run.
+
+// socketScanBudget bounds the walk of each writable tree: entries seen
+// and time taken. Variables, so that tests can make them small.
+var (
+	socketScanEntries = 500_000
+	socketScanTime    = 4 * sandbox.DefaultGlobBudget
+)
+
+// socketScan is what the walk found: sockets and the trees it could not
+// finish (a budget ran out, or a directory could not be read), each in
+// macOS's spelling.
+type socketScan struct {
+	found, cut []string
+}
+
+// scanSockets walks each root for unix sockets, leaving out skip (the
+// private TMPDIR, which holds only the command's own). A root that does
+// not exist holds none.
+func scanSockets(roots, skip []string) socketScan {
+	var s socketScan
+	for _, root := range outermost(roots) {
+		real, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			continue
+		}
+		s.walk(real, skip)
+	}
+	slices.Sort(s.found)
+	s.found = slices.Compact(s.found)
+	return s
+}
+
+// walk scans one tree, within the budget.
+func (s *socketScan) walk(root string, skip []string) {
+	n, deadline := 0, time.Now().Add(socketScanTime)
+	stopped := false
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			// A directory this user cannot list may still hold a socket
+			// reached by its name: closed, like an unfinished walk.
+			s.cut = append(s.cut, darwinPath(p))
+			return nil
+		}
+		if n++; n > socketScanEntries || n%512 == 0 && time.Now().After(deadline) {
+			stopped = true
+			return filepath.SkipAll
+		}
+		if d.IsDir() && p != root && slices.ContainsFunc(skip, func(k string) bool { return p == k || darwinPath(p) == darwinPath(k) }) {
+			return filepath.SkipDir
+		}
+		if d.Type()&fs.ModeSocket != 0 {
+			s.found = append(s.found, darwinPath(p))
+		}
+		return nil
+	})
+	if stopped {
+		s.cut = append(s.cut, darwinPath(root))
+	}
+}
+
+// outermost are the roots that lie below no other.
+func outermost(roots []string) []string {
+	var out []string
+	for _, r := range roots {
+		if !slices.ContainsFunc(roots, func(o string) bool { return o != r && under(r, o) }) {
+			out = appendNew(out, r)
+		}
+	}
+	return out
+}
+
+// scanRoots are the writable trees as the disk spells them (the rules'
+// patterns and resolved spellings, a glob as its literal directory).
+func scanRoots(in Input) []string {
+	var out []string
+	for _, r := range in.Write {
+		for _, p := range append([]string{r.Pattern}, r.Resolved...) {
+			if r.Glob {
+				p = literalDir(p)
+			}
+			out = appendNew(out, p)
+		}
+	}
+	return out
+}
+
+// socketWarnings say which trees fail closed for unix sockets, and why.
+func socketWarnings(in Input) []string {
+	var out []string
+	for _, t := range in.SocketScanCut {
+		out = append(out, fmt.Sprintf("fence could not list every unix socket below %s at start (a walk of at most %d entries and %s, or a directory it cannot read): "+
+			"no unix socket below it can be reached in this run but the private TMPDIR's and those network.allowUnixSockets lists (list what the command needs there, or make less writable)",
+			t, socketScanEntries, socketScanTime))
+	}
+	return out
+}
+
+// unlisted are the sockets no network.allowUnixSockets rule lists.
+func unlisted(socks []string, rules []PathRule) []string {
+	return slices.DeleteFunc(slices.Clone(socks), func(s string) bool { return listedSocket(s, rules) })
+}
+
+// listedSocket reports whether a rule lists the socket at p: p is the
+// rule's path or below it, or matches its glob.
+func listedSocket(p string, rules []PathRule) bool {
+	for _, r := range rules {
+		for _, s := range r.spellings() {
+			if !r.Glob && under(p, s) {
+				return true
+			}
+			if r.Glob {
+				if re, err := globRegex(s, foldNone, false); err == nil && regexp.MustCompile(re).MatchString(p) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

@@ -348,9 +348,11 @@ func (o *runOptions) recorder(pol *policy.Policy, rep *runReport) (*sandbox.Reco
 // planOptions are what the run's flags put into its plan: the command
 // (through the user's shell, with us), --monitor, --keep-fd, the -p
 // ports, and the limits, with the sizes of /tmp and /dev/shm that
-// tmpfsNotes explains.
+// tmpfsNotes explains; and the Landlock-only engine's rules when the
+// system will not let this user create user namespaces.
 func (o *runOptions) planOptions(args []string, pol *policy.Policy, us *sandbox.UserShell) (sandbox.Options, linux.TmpfsSizes, error) {
-	po := sandbox.Options{Argv: args, Shell: o.shell, Degraded: o.degraded, Monitor: o.monitor, KeepFDs: o.keepFDs}
+	po := sandbox.Options{Argv: args, Shell: o.shell, Degraded: o.degraded, Monitor: o.monitor, KeepFDs: o.keepFDs,
+		LandlockOnly: linux.UserNamespacesBlocked()}
 	if us != nil {
 		po.Argv, po.Shell = us.Argv(o.shell), ""
 	}

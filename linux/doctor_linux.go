@@ -105,6 +105,16 @@ func seccompAvailable() bool {
 	return err == nil && strings.Contains(string(b), "\nSeccomp:")
 }
 
+// UserNamespacesBlocked reports whether the system's settings keep this
+// user from creating user namespaces, so that a run will be the
+// Landlock-only engine's: its plan then holds that engine's rules from
+// the start (sandbox.Options.LandlockOnly). A run the settings allow
+// may still find out at start that it cannot.
+func UserNamespacesBlocked() bool {
+	_, ok := userNSLimits()
+	return !ok
+}
+
 // userNSLimits reports the sysctls that govern user namespaces, and
 // whether they let this user create one.
 func userNSLimits() (string, bool) {

@@ -22,6 +22,9 @@ func KernelLandlockABI() int { return 0 }
 // SeccompSummary is empty off Linux.
 func SeccompSummary() []string { return nil }
 
+// UserNamespacesBlocked is false off Linux, which has no such engine.
+func UserNamespacesBlocked() bool { return false }
+
 // InFenceSandbox is false off Linux: a nested run there is not told apart.
 func InFenceSandbox() bool { return false }
 

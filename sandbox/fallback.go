@@ -138,15 +138,20 @@ func landlockOnly(plan *Plan) *LandlockOnlyPlan {
 	return out
 }
 
-// landlockOnlyRules are the Landlock-only engine's rules for a run: the
-// plan's, with the private TMPDIR the run made and its terminals, each
-// granted unless a mask of the plan holds it.
-func (ll *LandlockOnlyPlan) rulesFor(plan *Plan, run *LandlockOnlyRun) []LandlockRule {
+// rulesFor are the Landlock-only engine's rules for a run: the plan's,
+// with the private TMPDIR the run made, the XDG_RUNTIME_DIR it made in a
+// shared /tmp (runtimeDir; made after the plan, so that no carving of
+// /tmp holds it), and its terminals, each granted unless a mask of the
+// plan holds it.
+func (ll *LandlockOnlyPlan) rulesFor(plan *Plan, run *LandlockOnlyRun, runtimeDir string) []LandlockRule {
 	rules := slices.Clone(ll.Rules)
 	for i, r := range rules {
 		if r.Kind == KindPrivateTmpDir {
 			rules[i].Path = run.TmpDir
 		}
+	}
+	if runtimeDir != "" && plan.Mounts.RuntimeDirHost {
+		rules = append(rules, LandlockRule{Path: runtimeDir, Access: "write", Kind: KindRuntimeDir, Why: "the private XDG_RUNTIME_DIR"})
 	}
 	if plan.Mounts.Devices == "host" {
 		return rules // all of /dev already

@@ -34,6 +34,9 @@ const (
 	KindAllUnixSockets Kind = "allUnixSockets"
 	// KindPrivateTmpDir: the Landlock-only engine's private TMPDIR.
 	KindPrivateTmpDir Kind = "privateTmpDir"
+	// KindRuntimeDir: the private XDG_RUNTIME_DIR a run made in the
+	// host's /tmp (Runtime.RuntimeDir).
+	KindRuntimeDir Kind = "runtimeDir"
 	// KindMissing, KindGlob and KindLink are the kinds of watches: a
 	// protected path missing at start, a protected glob, and a symlink on
 	// the way to a protected path (see Watch).

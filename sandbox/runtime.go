@@ -90,7 +90,7 @@ func (rt *Runtime) Plan(plan *Plan) *Plan {
 	// On the host's network the TCP layer is the plan's (bind refused
 	// unless network.allowLocalBinding); a filtered network's connect
 	// list is the proxies' host ports.
-	p.Landlock = Landlock{Rules: ll.rulesFor(plan, run), TCP: plan.Landlock.TCP, MinABI: ll.MinABI, Reasons: ll.Reasons}
+	p.Landlock = Landlock{Rules: ll.rulesFor(plan, run, rt.RuntimeDir), TCP: plan.Landlock.TCP, MinABI: ll.MinABI, Reasons: ll.Reasons}
 	if rt.Proxies != nil && p.Proxy != nil {
 		p.Proxy.HTTPPort, p.Proxy.SOCKSPort = rt.Proxies.HTTPPort, rt.Proxies.SOCKSPort
 		if p.Network == "none" {

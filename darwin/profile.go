@@ -222,18 +222,13 @@ func (w *writer) network(in Input) {
 	w.comment("network: the proxies on the host's loopback, what the policy opens; unix sockets only as listed")
 	if in.HostNetwork {
 		w.allow("network-outbound", `(remote ip "*:*")`)
-		w.allow("network-bind network-inbound", `(local ip "*:*")`)
+		if in.LocalBinding {
+			w.allow("network-bind network-inbound", `(local ip "*:*")`)
+		}
 		w.allow("network-outbound", "(remote unix-socket (subpath "+sbplString(dnsSocket)+"))")
 		w.socketTrees = append(w.socketTrees, dnsSocket)
 	} else {
-		w.allow("network-outbound", fmt.Sprintf(`(remote ip "localhost:%d")`, in.HTTPPort), fmt.Sprintf(`(remote ip "localhost:%d")`, in.SOCKSPort))
-		if in.LocalBinding {
-			w.allow("network-bind network-inbound", `(local ip "localhost:*")`)
-			w.allow("network-outbound", `(remote ip "localhost:*")`)
-		}
-		for _, port := range in.LocalOutboundPorts {
-			w.allow("network-outbound", fmt.Sprintf(`(remote ip "localhost:%d")`, port))
-		}
+		w.localNetwork(in)
 	}
 	switch {
 	case in.AllUnixSockets:
@@ -246,6 +241,21 @@ func (w *writer) network(in Input) {
 			w.socketTrees = append(w.socketTrees, r.trees()...)
 		}
 		w.allow("network-outbound", "(remote unix-socket "+joinFilters(filters)+")")
+	}
+}
+
+// localNetwork is the filtered network's: the proxies, the host's
+// loopback ports the policy relays, and with allowLocalBinding servers on
+// loopback. Seatbelt cannot tell the command's own servers from the
+// host's, so a client in the sandbox reaches its own server only at a
+// port allowLocalOutboundPorts lists, as it would a host's.
+func (w *writer) localNetwork(in Input) {
+	w.allow("network-outbound", fmt.Sprintf(`(remote ip "localhost:%d")`, in.HTTPPort), fmt.Sprintf(`(remote ip "localhost:%d")`, in.SOCKSPort))
+	if in.LocalBinding {
+		w.allow("network-bind network-inbound", `(local ip "localhost:*")`)
+	}
+	for _, port := range in.LocalOutboundPorts {
+		w.allow("network-outbound", fmt.Sprintf(`(remote ip "localhost:%d")`, port))
 	}
 }
 

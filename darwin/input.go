@@ -84,9 +84,17 @@ type PathRule struct {
 	// "mandatory.shellStartup"); Text is the pattern as written and
 	// Source where ("fence.jsonc:12:5"), both empty for fence's own.
 	Name, Text, Source string
+	// Origin is the rule's origin, as the plan's masks name it.
+	Origin string
 	// Resolved are the other spellings of the pattern on this disk, its
 	// links resolved; a deny covers each.
 	Resolved []string
+	// Matches are the paths the rule named at start, their links
+	// resolved, as the plan's masks and read-only binds protect them on
+	// Linux: each is denied by its own literal path too, so that a link
+	// the pattern matches leads to a denied file, and renaming a directory
+	// on the way (out of the pattern) moves nothing out of the deny.
+	Matches []string
 }
 
 // ExecDeny is a one-word command rule and the files that run it.
@@ -175,7 +183,7 @@ func execBinaries(name string, found []Executable, accepted []string) []string {
 func pathRules(rules []policy.Rule, f Finder) []PathRule {
 	out := make([]PathRule, 0, len(rules))
 	for _, r := range rules {
-		pr := PathRule{Pattern: r.Pattern, Glob: r.Glob, Fold: r.Fold, Name: r.Key, Text: r.Text, Source: cmp.Or(r.Pos, r.Source)}
+		pr := PathRule{Pattern: r.Pattern, Glob: r.Glob, Fold: r.Fold, Name: r.Key, Text: r.Text, Source: cmp.Or(r.Pos, r.Source), Origin: r.Origin}
 		if pr.Name == "" {
 			pr.Name, _, _ = strings.Cut(r.Origin, " ")
 		}

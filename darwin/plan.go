@@ -64,6 +64,8 @@ func InputFromPlan(plan *sandbox.Plan, o ProfileOptions, f Finder) Input {
 		in.Home = h
 	}
 	in.HomeResolved = resolvedHome(in.Home, f)
+	addMatches(in.DenyRead, plan.Mounts.Masks, func(m sandbox.Mask) (string, string, bool) { return m.Why, m.Path, !m.Socket })
+	addMatches(in.DenyWrite, plan.Mounts.Binds, func(b sandbox.Bind) (string, string, bool) { return b.Why, b.Path, !b.Write })
 	// fence's own $SSH_AUTH_SOCK, which env rules cannot remove; else the
 	// command's.
 	if s := cmp.Or(o.SSHAuthSock, envValue(plan.Env, "SSH_AUTH_SOCK")); path.IsAbs(s) {
@@ -92,6 +94,29 @@ func InputFromPlan(plan *sandbox.Plan, o ProfileOptions, f Finder) Input {
 		}
 	}
 	return in
+}
+
+// addMatches gives each rule the paths the plan protects for it (a mask
+// or read-only bind whose why is the rule's origin), in macOS's spelling;
+// a path a plain rule's spellings cover already is left out, and each
+// path goes to the first rule of its origin only.
+func addMatches[T any](rules []PathRule, items []T, of func(T) (why, path string, ok bool)) {
+	taken := map[string]bool{}
+	for i := range rules {
+		r := &rules[i]
+		if r.Origin == "" {
+			continue
+		}
+		for _, it := range items {
+			why, p, ok := of(it)
+			p = darwinPath(p)
+			if !ok || why != r.Origin || taken[p] || !r.Glob && slices.ContainsFunc(r.spellings(), func(s string) bool { return under(p, s) }) {
+				continue
+			}
+			taken[p] = true
+			r.Matches = append(r.Matches, p)
+		}
+	}
 }
 
 // policyOf is the part of a policy the profile is written from, made of

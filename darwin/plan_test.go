@@ -28,6 +28,11 @@ func TestProfileFromPlan(t *testing.T) {
 		}
 		plan.Programs, plan.HostSockets = nil, nil // the machine's own
 		got, want := InputFromPlan(plan, testOptions, testFinder), InputFromPolicy(pol, testOptions, testFinder)
+		for _, rules := range [][]PathRule{got.DenyRead, got.DenyWrite} {
+			for i := range rules {
+				rules[i].Matches = nil // what the plan found on this machine (TestGlobMatches)
+			}
+		}
 		got.Home, want.Home = "", "" // the plan's comes from its environment
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: the input from the plan differs from the policy's:\n%+v\n%+v", name, got, want)

@@ -374,7 +374,7 @@ func (w *writer) denyOps(wildcards ...string) string {
 // reaches unix sockets, binding one there (which creates a file) and, for
 // a read deny, connecting to one.
 func (w *writer) deny(ops string, r PathRule, connect bool) {
-	filters := joinFilters(w.filters(r, true))
+	filters := joinFilters(append(w.filters(r, true), r.matchFilters()...))
 	w.line("(deny %s %s %s)", ops, filters, w.message(r, ""))
 	if !w.socketsMeet(r) {
 		return
@@ -383,6 +383,20 @@ func (w *writer) deny(ops string, r PathRule, connect bool) {
 	if connect {
 		w.line("(deny network-outbound (remote unix-socket %s) %s)", filters, w.message(r, ""))
 	}
+}
+
+// matchFilters are the filters of the rule's matches at start: each path
+// and what is below it, its case folded as the rule's is.
+func (r PathRule) matchFilters() []string {
+	var out []string
+	for _, m := range r.Matches {
+		if r.Fold {
+			out = appendNew(out, "(regex "+sbplRegex(literalRegex(m, foldEqual, true))+")")
+		} else {
+			out = appendNew(out, "(subpath "+sbplString(m)+")")
+		}
+	}
+	return out
 }
 
 // socketsMeet reports whether an allow of unix sockets may reach what r
@@ -428,15 +442,11 @@ func (w *writer) ancestors(rules []PathRule) {
 	seen := map[string]bool{}
 	for _, r := range rules {
 		var filters []string
-		for _, s := range r.spellings() {
-			start := parent(s)
-			if r.Glob {
-				start = literalDir(s)
-			}
+		for _, start := range r.ancestorStarts() {
 			for dir := start; dir != "/" && dir != "."; dir = parent(dir) {
-				if !seen[dir] {
-					seen[dir] = true
-					filters = append(filters, "(literal "+sbplString(dir)+")")
+				if f := r.exactFilter(dir); !seen[f] {
+					seen[f] = true
+					filters = append(filters, f)
 				}
 			}
 		}
@@ -444,6 +454,32 @@ func (w *writer) ancestors(rules []PathRule) {
 			w.line("(deny file-write-unlink %s %s)", joinFilters(filters), w.message(r, " (a directory above it)"))
 		}
 	}
+}
+
+// ancestorStarts are the first directories whose rename would move what
+// r denies: above each spelling (a glob's literal directory) and above
+// each match at start.
+func (r PathRule) ancestorStarts() []string {
+	var out []string
+	for _, s := range r.spellings() {
+		if r.Glob {
+			out = append(out, literalDir(s))
+		} else {
+			out = append(out, parent(s))
+		}
+	}
+	for _, m := range r.Matches {
+		out = append(out, parent(m))
+	}
+	return out
+}
+
+// exactFilter matches the path p alone, its case folded as the rule's.
+func (r PathRule) exactFilter(p string) string {
+	if r.Fold {
+		return "(regex " + sbplRegex(literalRegex(p, foldEqual, false)) + ")"
+	}
+	return "(literal " + sbplString(p) + ")"
 }
 
 func parent(p string) string {

@@ -272,14 +272,17 @@ func checkInput(t *testing.T, name string, rules []rule, in Input) {
 					}
 				}
 			}
-			for _, s := range r.spellings() {
-				dir := parent(s)
-				if r.Glob {
-					dir = literalDir(s)
+			for _, f := range r.matchFilters() {
+				for _, op := range group.ops {
+					if !denied(op, f) {
+						t.Errorf("%s: the match %s of %s not denied for %s", name, f, r.Pattern, op)
+					}
 				}
-				for ; dir != "/"; dir = parent(dir) {
-					if !denied("file-write-unlink", `(literal "`+dir+`")`) {
-						t.Errorf("%s: %s, above the deny %s, may be renamed", name, dir, s)
+			}
+			for _, start := range r.ancestorStarts() {
+				for dir := start; dir != "/"; dir = parent(dir) {
+					if !denied("file-write-unlink", r.exactFilter(dir)) {
+						t.Errorf("%s: %s, above the deny %s, may be renamed", name, dir, r.Pattern)
 					}
 				}
 			}

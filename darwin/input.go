@@ -64,9 +64,10 @@ type ProfileOptions struct {
 	// agent's socket stays closed even when env rules keep the variable
 	// from the command.
 	SSHAuthSock string
-	// Terminal is the inherited terminal's device: allowed besides
-	// /dev/ttys[0-9]+, which always are.
-	Terminal string
+	// Terminals are the devices of the terminals the command inherits:
+	// with /dev/tty, the only terminals it may open (another one, a
+	// Terminal tab's /dev/ttysN, would give it that tab's keystrokes).
+	Terminals []string
 	// UserTempDir and UserCacheDir are confstr's DARWIN_USER_TEMP_DIR and
 	// DARWIN_USER_CACHE_DIR (below /private/var/folders).
 	UserTempDir, UserCacheDir string

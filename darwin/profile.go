@@ -3,7 +3,6 @@ package darwin
 import (
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -143,23 +142,45 @@ func machFilters(names []string) []string {
 	return out
 }
 
-// ttyName is the terminals every profile allows.
-var ttyName = regexp.MustCompile(`^/dev/ttys[0-9]+$`)
+// ttyName is the terminals' devices: Terminal.app's tabs, ssh's sessions
+// and ptys.
+const ttyName = `^/dev/ttys[0-9]+$`
 
 func (w *writer) devices(in Input) {
-	w.comment("/dev: the essentials, every terminal's ioctls (job control, isatty), the descriptors")
+	w.comment("/dev: the essentials, the command's own terminals (job control, isatty), the descriptors")
 	w.allow("file-read* file-write-data file-ioctl", `(literal "/dev/null")`, `(literal "/dev/zero")`, `(literal "/dev/tty")`, `(literal "/dev/dtracehelper")`)
 	w.allow("file-read*", `(literal "/dev/random")`, `(literal "/dev/urandom")`)
-	ttys := []string{`(regex #"^/dev/ttys[0-9]+$")`}
-	if in.Terminal != "" && !ttyName.MatchString(in.Terminal) {
-		ttys = append(ttys, "(literal "+sbplString(in.Terminal)+")")
+	if terms := in.terminalFilters(); len(terms) > 0 {
+		w.allow("file-read* file-write-data file-ioctl", terms...)
 	}
-	w.allow("file-read* file-write-data file-ioctl", ttys...)
 	w.allow("file-read* file-write-data", `(literal "/dev/stdin")`, `(literal "/dev/stdout")`, `(literal "/dev/stderr")`, `(literal "/dev/fd")`, `(regex #"^/dev/fd/[0-9]+$")`)
 	if in.AllowPty {
+		// The ptys the command opens are /dev/ttysN too, which Seatbelt
+		// cannot tell from the user's other terminals: with allowPty,
+		// every one may be opened.
 		w.allow("pseudo-tty")
-		w.allow("file-read* file-write* file-ioctl", `(literal "/dev/ptmx")`)
+		w.allow("file-read* file-write* file-ioctl", `(literal "/dev/ptmx")`, "(regex "+sbplRegex(ttyName)+")")
 	}
+}
+
+func (in Input) terminalFilters() []string {
+	return mapList(in.Terminals, func(t string) string { return "(literal " + sbplString(t) + ")" })
+}
+
+// otherTerminals closes every terminal but the command's own (and
+// /dev/tty), whatever the reads allow: another terminal's device gives
+// the keystrokes typed there (a password at a sudo prompt in another
+// tab) and lets the command type into it.
+func (w *writer) otherTerminals(in Input) {
+	if in.AllowPty {
+		return
+	}
+	filter := "(regex " + sbplRegex(ttyName) + ")"
+	if own := in.terminalFilters(); len(own) > 0 {
+		filter = "(require-all " + filter + " " + strings.Join(mapList(own, func(f string) string { return "(require-not " + f + ")" }), " ") + ")"
+	}
+	ops := w.denyOps("file-read*", "file-write*")
+	w.line("(deny %s %s (with message %s))", ops, filter, sbplString(w.tag+":terminals (a terminal other than the command's own)"))
 }
 
 func (w *writer) reads(in Input) {
@@ -345,6 +366,7 @@ func (w *writer) denies(in Input) error {
 	}
 	w.ancestors(slices.Concat(in.DenyRead, in.DenyWrite))
 	w.hostSocketDenies(in)
+	w.otherTerminals(in)
 	for _, e := range in.ExecDenies {
 		filters := mapList(e.Binaries, func(b string) string { return "(literal " + sbplString(b) + ")" })
 		w.line("(deny process-exec %s (with message %s))", joinFilters(filters), sbplString(w.tag+":command.deny "+e.Rule))

@@ -167,8 +167,8 @@ func checkBaseline(t *testing.T, name string, rules []rule, in Input) {
 			t.Errorf("%s: no allow of %s %s", name, op, filter)
 		}
 	}
-	has("file-ioctl", `(regex #"^/dev/ttys[0-9]+$")`)
-	has("file-write-data", `(regex #"^/dev/ttys[0-9]+$")`)
+	has("file-ioctl", `(literal "/dev/tty")`)
+	has("file-write-data", `(literal "/dev/tty")`)
 	for _, d := range []string{`(literal "/dev/stdout")`, `(literal "/dev/stderr")`, `(regex #"^/dev/fd/[0-9]+$")`} {
 		has("file-write-data", d)
 	}
@@ -438,19 +438,40 @@ func TestTagInMessages(t *testing.T) {
 	}
 }
 
-// TestInheritedTerminal: a terminal outside /dev/ttys[0-9]+ gets its
-// ioctls too; one inside adds nothing.
-func TestInheritedTerminal(t *testing.T) {
-	for term, want := range map[string]string{"/dev/console": `(literal "/dev/console")`, "/dev/ttys004": ""} {
+// TestTerminals: the command's own terminals and /dev/tty are opened,
+// read, written and ioctl'd; every other /dev/ttysN is closed, whatever
+// the reads allow, unless allowPty (its ptys are /dev/ttysN too).
+func TestTerminals(t *testing.T) {
+	for _, tc := range []struct {
+		terms []string
+		pty   bool
+	}{{[]string{"/dev/ttys004"}, false}, {[]string{"/dev/console", "/dev/ttys007"}, false}, {nil, false}, {[]string{"/dev/ttys004"}, true}} {
 		o := testOptions
-		o.Terminal = term
-		p, err := Build(InputFromPolicy(policy.Compile(policy.Config{}, testEnv), o, testFinder))
+		o.Terminals = tc.terms
+		p, err := Build(InputFromPolicy(policy.Compile(policy.Config{AllowPty: tc.pty}, testEnv), o, testFinder))
 		if err != nil {
 			t.Fatal(err)
 		}
-		line := `(allow file-read* file-write-data file-ioctl (regex #"^/dev/ttys[0-9]+$")` + map[bool]string{true: " " + want, false: ""}[want != ""] + ")"
-		if !slices.Contains(strings.Split(p, "\n"), line) {
-			t.Errorf("terminal %s: no line %s in:\n%s", term, line, p)
+		rules := checkProfile(t, "terminals", p)
+		allowed := strings.Join(filtersOf(rules, "allow", "file-ioctl"), " ")
+		for _, term := range append([]string{"/dev/tty"}, tc.terms...) {
+			if !strings.Contains(allowed, `(literal "`+term+`")`) {
+				t.Errorf("%v: %s is not the command's:\n%s", tc.terms, term, p)
+			}
+		}
+		want := `(regex #"^/dev/ttys[0-9]+$")`
+		for _, term := range tc.terms {
+			want += ` (require-not (literal "` + term + `"))`
+		}
+		if len(tc.terms) > 0 {
+			want = "(require-all " + want + ")"
+		}
+		denied := slices.ContainsFunc(rules, func(r rule) bool {
+			return r.action == "deny" && slices.Contains(r.ops, "file-read*") && slices.Contains(r.ops, "file-ioctl") && slices.Contains(r.ops, "file-write*") &&
+				slices.Contains(mapSexp(r.filters), want)
+		})
+		if denied == tc.pty {
+			t.Errorf("%v, allowPty %v: other terminals denied %v:\n%s", tc.terms, tc.pty, denied, p)
 		}
 	}
 }

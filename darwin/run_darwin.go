@@ -44,7 +44,7 @@ func Run(plan *sandbox.Plan, rt *sandbox.Runtime, stderr io.Writer) (int, error)
 	tag := newRunTag()
 	tempDir, cacheDir := userDirs()
 	profile, warnings, err := ProfileFor(plan, ProfileOptions{
-		HTTPPort: httpPort, SOCKSPort: socksPort, TmpDir: tmp, SSHAuthSock: os.Getenv("SSH_AUTH_SOCK"), Terminal: otherTerminal(inheritedTerminal()),
+		HTTPPort: httpPort, SOCKSPort: socksPort, TmpDir: tmp, SSHAuthSock: os.Getenv("SSH_AUTH_SOCK"), Terminals: inheritedTerminals(),
 		UserTempDir: tempDir, UserCacheDir: cacheDir, Tag: tag,
 	})
 	if err != nil {

@@ -36,14 +36,10 @@ func userCacheDirOf(dir string) string {
 	return strings.TrimSuffix(dir, "/")
 }
 
-// ttysForm is the terminals Terminal.app and ssh give, which the profile
-// allows always; another terminal device is passed on by name.
-var ttysForm = regexp.MustCompile(`^/dev/ttys[0-9]+$`)
-
-// otherTerminal is dev, the device of the inherited terminal, when the
-// profile does not allow it already, else "".
-func otherTerminal(dev string) string {
-	if dev == "" || ttysForm.MatchString(dev) || !strings.HasPrefix(dev, "/dev/") || strings.Contains(dev, "/..") {
+// terminalDevice is dev, the device of an inherited terminal, when it is
+// a plain path below /dev, else "".
+func terminalDevice(dev string) string {
+	if dev == "" || !strings.HasPrefix(dev, "/dev/") || strings.Contains(dev, "/..") || strings.ContainsAny(dev, "\n\x00") {
 		return ""
 	}
 	return dev

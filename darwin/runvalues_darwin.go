@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -29,9 +30,10 @@ func getconf(name string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// inheritedTerminal is the device of the first standard stream that is a
-// terminal (fcntl F_GETPATH), or "".
-func inheritedTerminal() string {
+// inheritedTerminals are the devices of the standard streams that are
+// terminals (fcntl F_GETPATH), each once.
+func inheritedTerminals() []string {
+	var out []string
 	for fd := range 3 {
 		if _, err := unix.IoctlGetTermios(fd, unix.TIOCGETA); err != nil {
 			continue
@@ -43,8 +45,10 @@ func inheritedTerminal() string {
 			continue
 		}
 		if i := strings.IndexByte(string(buf), 0); i > 0 {
-			return string(buf[:i])
+			if dev := terminalDevice(string(buf[:i])); dev != "" && !slices.Contains(out, dev) {
+				out = append(out, dev)
+			}
 		}
 	}
-	return ""
+	return out
 }

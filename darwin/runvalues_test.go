@@ -36,20 +36,18 @@ func TestUserDirsOf(t *testing.T) {
 	}
 }
 
-func TestOtherTerminal(t *testing.T) {
+func TestTerminalDevice(t *testing.T) {
 	for dev, want := range map[string]string{
-		"/dev/ttys003":      "",
-		"/dev/ttys12":       "",
+		"/dev/ttys003":      "/dev/ttys003",
 		"/dev/tty.usbmodem": "/dev/tty.usbmodem",
-		"/dev/ttyp0":        "/dev/ttyp0",
 		"/dev/console":      "/dev/console",
-		"/dev/ttys0x":       "/dev/ttys0x",
 		"/dev/../etc/x":     "",
+		"/dev/ttys1\n":      "",
 		"/Users/u/tty":      "",
 		"":                  "",
 	} {
-		if got := otherTerminal(dev); got != want {
-			t.Errorf("otherTerminal(%q) = %q, want %q", dev, got, want)
+		if got := terminalDevice(dev); got != want {
+			t.Errorf("terminalDevice(%q) = %q, want %q", dev, got, want)
 		}
 	}
 }

@@ -369,7 +369,9 @@ func (w *writer) denies(in Input) error {
 	w.otherTerminals(in)
 	for _, e := range in.ExecDenies {
 		filters := mapList(e.Binaries, func(b string) string { return "(literal " + sbplString(b) + ")" })
-		w.line("(deny process-exec %s (with message %s))", joinFilters(filters), sbplString(w.tag+":command.deny "+e.Rule))
+		// Reading the file is denied too, as the Linux mask does: a copy
+		// of it would run under another name.
+		w.line("(deny process-exec file-read-data %s (with message %s))", joinFilters(filters), sbplString(w.tag+":command.deny "+e.Rule))
 	}
 	return nil
 }

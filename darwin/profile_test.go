@@ -290,8 +290,8 @@ func checkInput(t *testing.T, name string, rules []rule, in Input) {
 	}
 	for _, e := range in.ExecDenies {
 		for _, b := range e.Binaries {
-			if !denied("process-exec", `(literal "`+b+`")`) {
-				t.Errorf("%s: %s (command.deny %q) may be run", name, b, e.Rule)
+			if !denied("process-exec", `(literal "`+b+`")`) || !denied("file-read-data", `(literal "`+b+`")`) {
+				t.Errorf("%s: %s (command.deny %q) may be run or read (and copied)", name, b, e.Rule)
 			}
 		}
 	}

@@ -56,7 +56,7 @@ func hookWorkspace(t testing.TB) string {
 // stderr and exit status.
 func runHook(t testing.TB, args []string, event []byte) (string, string, int) {
 	var stdout, stderr bytes.Buffer
-	root := newRootCmd(&stdout, &stderr, nil)
+	root := newRootCmd(&stdout, &stderr)
 	root.SetIn(bytes.NewReader(event))
 	root.SetArgs(hookAlias(args))
 	code := report(root.Execute(), &stderr)
@@ -304,7 +304,7 @@ func TestHookCommandLineFails(t *testing.T) {
 // take a value (by which it finds the command a nested fence runs) holds
 // every such flag of the run.
 func TestFenceValueFlagsWhole(t *testing.T) {
-	root := newRootCmd(io.Discard, io.Discard, nil)
+	root := newRootCmd(io.Discard, io.Discard)
 	check := func(f *pflag.Flag) {
 		if f.Value.Type() == "bool" || f.Name == "command" {
 			return

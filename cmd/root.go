@@ -22,32 +22,18 @@ import (
 )
 
 // Execute runs fence with the process arguments and exits with its status.
-// A process started as the sandbox init goes there before any flag parsing.
 func Execute() {
-	if linux.IsInit() {
-		linux.InitMain()
-	}
-	args := os.Args[1:]
-	var pre *linux.Prestarted
-	if runtime.GOOS == "linux" && runsCommand(args) {
-		// The sandbox's init starts before fence builds its command line;
-		// the run takes it, and whatever else happens ends it below.
-		pre = linux.Prestart(os.Getuid(), os.Getgid(), nil)
-	}
-	code := runArgs(args, os.Stdout, os.Stderr, pre)
-	pre.Release()
-	os.Exit(code)
+	os.Exit(runArgs(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // Main runs fence with args and returns the exit status.
 func Main(args []string, stdout, stderr io.Writer) int {
-	return runArgs(args, stdout, stderr, nil)
+	return runArgs(args, stdout, stderr)
 }
 
-// runArgs runs fence with args, with pre as the sandbox's init when it
-// is not nil, and returns the exit status.
-func runArgs(args []string, stdout, stderr io.Writer, pre *linux.Prestarted) int {
-	root := newRootCmd(stdout, stderr, pre)
+// runArgs runs fence with args and returns the exit status.
+func runArgs(args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdout, stderr)
 	root.SetArgs(hookAlias(args))
 	ran, err := root.ExecuteC()
 	if err != nil && ran.Name() == "hook" {
@@ -126,14 +112,12 @@ type runOptions struct {
 	limits   limitFlags
 	up       upstreamFlags // --shell, --expose-host-path, --fence-log-file, ...
 	stderr   io.Writer
-	// pre is the sandbox's init when Execute started it ahead, or nil.
-	pre *linux.Prestarted
 	// policyDir is --policy-dir (see anchorPolicy).
 	policyDir string
 }
 
-func newRootCmd(stdout, stderr io.Writer, pre *linux.Prestarted) *cobra.Command {
-	o := &runOptions{policy: &policyFlags{stderr: stderr}, stderr: stderr, pre: pre, up: upstreamFlags{stdout: stdout}}
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &runOptions{policy: &policyFlags{stderr: stderr}, stderr: stderr, up: upstreamFlags{stdout: stdout}}
 	root := &cobra.Command{
 		Use:   "fence [flags] -- command [args...]\n  fence [flags] -c 'shell string'",
 		Short: "Run a command inside a kernel-enforced sandbox",
@@ -197,13 +181,6 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	if err := o.anchorPolicy(); err != nil {
 		return err
 	}
-	pre := o.pre
-	if runtime.GOOS == "linux" && pre == nil {
-		// The sandbox's init comes up while fence reads the policy and
-		// plans; whatever stops the run before it starts ends it.
-		pre = linux.Prestart(os.Getuid(), os.Getgid(), o.keepFDs)
-	}
-	defer pre.Release()
 	res, opts, err := o.policy.load()
 	if err != nil {
 		return err
@@ -262,7 +239,7 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	var code int
 	switch runtime.GOOS {
 	case "linux":
-		code, err = linux.Run(plan, rt, pre, o.stderr)
+		code, err = linux.Run(plan, rt, o.stderr)
 	case "darwin":
 		code, err = darwin.Run(plan, rt, o.stderr)
 	default:

@@ -10,7 +10,7 @@ import (
 // to the subcommands fence has: a name missing from it would make fence
 // start a sandbox init for a subcommand that never runs one.
 func TestSubcommandsWhole(t *testing.T) {
-	root := newRootCmd(io.Discard, io.Discard, nil)
+	root := newRootCmd(io.Discard, io.Discard)
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	var names []string

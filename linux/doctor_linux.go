@@ -147,7 +147,7 @@ func probe() Finding {
 		Landlock: sandbox.Landlock{Rules: []sandbox.LandlockRule{{Path: "/", Access: "read", Kind: sandbox.KindOpenReads}}, MinABI: 1},
 		Degraded: "warn",
 	}
-	code, err := supervise(&wire{Plan: plan, Namespaces: true}, nil, io.Discard)
+	code, err := supervise(&wire{Plan: plan, Namespaces: true}, io.Discard)
 	switch {
 	case errors.Is(err, errNoUserNS):
 		return Finding{Name: "sandbox probe", Detail: fmt.Sprintf("%v: fence falls back to Landlock alone (%s)", err, strings.Join(sandbox.Weaker, "; "))}

@@ -1,69 +1,198 @@
 package linux
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// The status channel is a socket pair: the init sends one status byte,
-// with the proxies' listening sockets attached when it made them.
-
-func statusPair() (supervisor, init *os.File, err error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("socketpair: %w", err)
-	}
-	return os.NewFile(uintptr(fds[0]), "status"), os.NewFile(uintptr(fds[1]), "status"), nil
+// startedChild is a sandbox child that runs its program: the supervisor
+// serves it once it reports (report).
+type startedChild struct {
+	proc *os.Process
+	// sync is the supervisor's end of the sync socket, jobs of the job
+	// socket.
+	sync, jobs *os.File
+	prog       *program
+	pid1       *pid1Prog
+	// release lets the thread that cloned the child go: the kernel sends
+	// the child SIGKILL (its parent-death signal) when that thread ends,
+	// so it stays until the sandbox is over.
+	release func()
 }
 
-// sendStatus tells the supervisor, over the status socket fd, how
-// setting up went, handing over files. Unless keep, it closes fd.
-func sendStatus(fd int, status byte, files []*os.File, keep bool) error {
-	var rights []byte
-	if len(files) > 0 {
-		fds := make([]int, len(files))
-		for i, f := range files {
-			fds[i] = int(f.Fd())
-		}
-		rights = unix.UnixRights(fds...)
-	}
-	err := unix.Sendmsg(fd, []byte{status}, rights, nil, 0)
-	for _, f := range files {
-		f.Close()
-	}
-	if !keep {
-		unix.Close(fd)
-	}
+// startChild lowers w into a sandbox program and clones the child that
+// runs it, on a thread of its own that stays until release. It returns
+// errNoUserNS (wrapped) when the clone of the namespaces is refused.
+func startChild(w *wire) (*startedChild, error) {
+	syncSup, syncChild, err := seqpacketPair("sync socket")
 	if err != nil {
-		return fmt.Errorf("report to supervisor: %w", err)
+		return nil, err
+	}
+	jobsChild, jobsSup, err := jobPair()
+	if err != nil {
+		syncSup.Close()
+		syncChild.Close()
+		return nil, fmt.Errorf("socketpair for job control: %w", err)
+	}
+	s := &startedChild{sync: syncSup, jobs: jobsSup, release: func() {}}
+	fds := childFDs{sync: int32(syncChild.Fd()), jobs: int32(jobsChild.Fd())}
+	err = s.start(w, fds)
+	syncChild.Close()
+	jobsChild.Close()
+	if err != nil {
+		s.release()
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *startedChild) start(w *wire, fds childFDs) error {
+	prog, ruleset, err := lowerPlan(w, fds)
+	if err != nil {
+		return err
+	}
+	defer unixClose(ruleset)
+	pid1, err := newPid1Prog(w.Plan, w.Env, w.Namespaces, w.Foreground, w.NoListener)
+	if err != nil {
+		return err
+	}
+	s.prog, s.pid1 = prog, pid1
+	flags := uintptr(0)
+	if w.Namespaces {
+		flags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
+		if w.Plan.Network == "none" {
+			flags |= unix.CLONE_NEWNET
+		}
+	}
+	c := prog.childProg(fds, flags, pid1)
+	pid, errno := s.clone(c)
+	runtime.KeepAlive(c)
+	if errno != 0 {
+		err := fmt.Errorf("start the sandbox child: clone: %w", errno)
+		if w.Namespaces && (errno == unix.EPERM || errno == unix.ENOSPC || errno == unix.EINVAL) {
+			err = fmt.Errorf("%w (clone: %v)", errNoUserNS, errno)
+		}
+		return err
+	}
+	if s.proc, err = os.FindProcess(pid); err != nil {
+		unix.Kill(pid, unix.SIGKILL)
+		return fmt.Errorf("find the sandbox child: %w", err)
+	}
+	if err := s.mapIDs(w, pid); err != nil {
+		s.kill()
+		return err
+	}
+	if err := sendSync(s.sync, syncMsg{Kind: msgMapsDone}); err != nil {
+		s.kill()
+		return err
 	}
 	return nil
 }
 
-// readStatus waits for the init's status byte (0 when the init died
-// first) and the descriptors sent with it.
-func readStatus(f *os.File) (byte, []*os.File) {
-	return readStatusFD(int(f.Fd()))
+// clone clones the child from a thread that stays until release.
+func (s *startedChild) clone(c *childProg) (int, syscall.Errno) {
+	type result struct {
+		pid   uintptr
+		errno syscall.Errno
+	}
+	started, done := make(chan result), make(chan struct{})
+	s.release = sync.OnceFunc(func() { close(done) })
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		syscall.ForkLock.Lock()
+		pid, errno := forkChild(c)
+		syscall.ForkLock.Unlock()
+		started <- result{pid, errno}
+		<-done
+	}()
+	r := <-started
+	return int(r.pid), r.errno
 }
 
-func readStatusFD(fd int) (byte, []*os.File) {
-	buf := make([]byte, 1)
-	oob := make([]byte, unix.CmsgSpace(4*(maxListeners+2))) // and the job and notify sockets
-	n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
-	if err != nil || n == 0 {
-		return 0, nil
+// mapIDs writes the child's uid and gid maps: the caller's ids map to
+// themselves, so `id` is unchanged.
+func (s *startedChild) mapIDs(w *wire, pid int) error {
+	if !w.Namespaces {
+		return nil
 	}
-	var files []*os.File
-	msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
-	for _, m := range msgs {
-		fds, _ := unix.ParseUnixRights(&m)
-		for _, fd := range fds {
-			files = append(files, os.NewFile(uintptr(fd), "listener"))
+	dir := fmt.Sprintf("/proc/%d/", pid)
+	for _, f := range []struct{ name, data string }{
+		{"uid_map", fmt.Sprintf("%d %d 1\n", w.Plan.UID, w.Plan.UID)},
+		{"setgroups", "deny"},
+		{"gid_map", fmt.Sprintf("%d %d 1\n", w.Plan.GID, w.Plan.GID)},
+	} {
+		if err := os.WriteFile(dir+f.name, []byte(f.data), 0); err != nil {
+			return fmt.Errorf("write the sandbox's %s: %w", f.name, err)
 		}
 	}
-	return buf[0], files
+	return nil
 }
 
-// maxListeners bounds the descriptors one status message can carry: the
+// report waits for the child's report: the descriptors it made for the
+// supervisor (the proxies' listeners, then the notify listener, if any),
+// or the error of the step that failed. A child that died first reports
+// nothing: then its exit says what happened.
+func (s *startedChild) report() (listeners []*os.File, notify *os.File, err error) {
+	m, files, ok := readSync(int(s.sync.Fd()), maxListeners+1)
+	switch {
+	case !ok:
+		return nil, nil, errChildGone
+	case m.Kind == msgFailed:
+		closeFiles(files)
+		return nil, nil, s.prog.failure(int(m.Step), unix.Errno(m.Errno))
+	case m.Kind != msgReady || int(m.Arg) != len(files) || int(m.Step) > len(files):
+		closeFiles(files)
+		return nil, nil, fmt.Errorf("the sandbox child reported %+v with %d descriptors", m, len(files))
+	}
+	listeners, rest := files[:m.Step], files[m.Step:]
+	if len(rest) > 0 {
+		notify = rest[0]
+	}
+	return listeners, notify, nil
+}
+
+// errChildGone is the end of the sync socket before any report.
+var errChildGone = errors.New("the sandbox child ended before it reported")
+
+// kill ends the child and waits for it.
+func (s *startedChild) kill() {
+	if s.proc == nil {
+		return
+	}
+	s.proc.Kill()
+	s.proc.Wait()
+}
+
+// abort ends a child that will not be served, and what the supervisor
+// holds of it.
+func (s *startedChild) abort() {
+	s.kill()
+	s.release()
+	s.close()
+}
+
+func (s *startedChild) close() {
+	s.sync.Close()
+	s.jobs.Close()
+}
+
+// maxListeners bounds the descriptors one ready message can carry: the
+// two proxies and two per local port.
+const maxListeners = 2 + 2*64
+
+// readStatusFD is a stand-in until the dialer speaks the sync protocol.
+func readStatusFD(fd int) (byte, []*os.File) {
+	m, files, ok := readSync(fd, 1)
+	if !ok {
+		return 0, nil
+	}
+	return byte(m.Arg), files
+}

@@ -10,12 +10,6 @@ import (
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
-// IsInit is always false off Linux.
-func IsInit() bool { return false }
-
-// InitMain is never called off Linux.
-func InitMain() {}
-
 // KernelLandlockABI is 0 off Linux.
 func KernelLandlockABI() int { return 0 }
 
@@ -28,17 +22,8 @@ func UserNamespacesBlocked() bool { return false }
 // InFenceSandbox is false off Linux: a nested run there is not told apart.
 func InFenceSandbox() bool { return false }
 
-// Prestarted is never made off Linux.
-type Prestarted struct{}
-
-// Prestart does nothing off Linux.
-func Prestart(uid, gid int, keepFDs []int) *Prestarted { return nil }
-
-// Release does nothing off Linux.
-func (*Prestarted) Release() {}
-
 // Run fails off Linux.
-func Run(*sandbox.Plan, *sandbox.Runtime, *Prestarted, io.Writer) (int, error) {
+func Run(*sandbox.Plan, *sandbox.Runtime, io.Writer) (int, error) {
 	return sandbox.ExitFenceError, fmt.Errorf("the Linux sandbox cannot run on %s", runtime.GOOS)
 }
 

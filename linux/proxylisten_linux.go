@@ -4,20 +4,13 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
 	"os"
 	"strconv"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/fence-sandbox/fence/sandbox"
 	"github.com/fence-sandbox/fence/sandbox/proxy"
 )
-
-// maxListeners bounds the descriptors one status message can carry: the
-// two proxies and two per local port.
-const maxListeners = 2 + 2*64
 
 // listenAddrs are the addresses the init listens on inside the sandbox,
 // in the order the supervisor expects them: HTTP proxy, SOCKS5 proxy,
@@ -28,57 +21,6 @@ func listenAddrs(p *sandbox.Proxy) []string {
 		addrs = append(addrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), net.JoinHostPort("::1", strconv.Itoa(port)))
 	}
 	return addrs
-}
-
-// proxyListeners opens listenAddrs in the sandbox's network namespace.
-func proxyListeners(p *sandbox.Proxy) ([]*os.File, error) {
-	if p == nil {
-		return nil, nil
-	}
-	var files []*os.File
-	for _, addr := range listenAddrs(p) {
-		f, err := listenFile(addr)
-		if err != nil {
-			for _, f := range files {
-				f.Close()
-			}
-			return nil, fmt.Errorf("listen on %s in the sandbox: %w", addr, err)
-		}
-		files = append(files, f)
-	}
-	return files, nil
-}
-
-// listenFile opens a listening TCP socket on addr for the supervisor to
-// serve. The init never accepts on it, so it stays out of Go's poller.
-func listenFile(addr string) (*os.File, error) {
-	ap, err := netip.ParseAddrPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	var sa unix.Sockaddr = &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
-	domain := unix.AF_INET6
-	if ap.Addr().Is4() {
-		sa, domain = &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}, unix.AF_INET
-	}
-	fd, err := unix.Socket(domain, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("socket: %w", err)
-	}
-	f := os.NewFile(uintptr(fd), addr)
-	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("setsockopt(SO_REUSEADDR): %w", err)
-	}
-	if err := unix.Bind(fd, sa); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("bind: %w", err)
-	}
-	if err := unix.Listen(fd, unix.SOMAXCONN); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("listen: %w", err)
-	}
-	return f, nil
 }
 
 // serveProxies serves the proxies (and local port relays) on the

@@ -7,15 +7,12 @@ import (
 	"errors"
 	"io"
 	"net"
-	"reflect"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/fence-sandbox/fence/policy"
-	"github.com/fence-sandbox/fence/sandbox"
 )
 
 // TestCheckLandlock pins the fail-closed rule: a kernel older than the
@@ -65,37 +62,25 @@ func TestSeccompProgramAssembles(t *testing.T) {
 	}
 }
 
-// BenchmarkProxyHandover measures what the proxies add to a sandbox's
-// start: two listening sockets made in the init, passed to the
-// supervisor over the status socket, and served.
-func BenchmarkProxyHandover(b *testing.B) {
-	plan := &sandbox.Plan{Proxy: &sandbox.Proxy{}}
-	for b.Loop() {
-		sup, init, err := statusPair()
-		if err != nil {
-			b.Fatal(err)
+// listenFile runs, in this process, the steps of the sandbox program
+// that open a listening socket on addr.
+func listenFile(addr string) (*os.File, error) {
+	p := &program{}
+	fd := p.listen(addr)
+	c := p.childProg(childFDs{sync: -1, jobs: -1}, 0, nil)
+	if i, e := runSteps(c); i >= 0 {
+		if c.slots[fd-1] != 0 {
+			unix.Close(int(c.slots[fd-1]))
 		}
-		ls, err := proxyListeners(plan.Proxy)
-		if err != nil {
-			b.Fatal(err)
-		}
-		fd, _ := unix.Dup(int(init.Fd())) // sendStatus closes it, as the init's fd 4
-		init.Close()
-		if err := sendStatus(fd, statusOK, ls, false); err != nil {
-			b.Fatal(err)
-		}
-		status, files := readStatus(sup)
-		if status != statusOK || len(files) != 2 {
-			b.Fatalf("status %q with %d files", status, len(files))
-		}
-		serveProxies(plan, nil, fileListeners(plan.Proxy, files), io.Discard)()
-		sup.Close()
+		return nil, p.failure(i, unix.Errno(e))
 	}
+	return os.NewFile(c.slots[fd-1], addr), nil
 }
 
-// TestListenFile checks the sockets the init opens for the proxies: they
-// listen on the address asked (IPv4 and IPv6 loopback), they are
-// close-on-exec, and a second one on the same address is refused.
+// TestListenFile checks the sockets the sandbox child opens for the
+// proxies: they listen on the address asked (IPv4 and IPv6 loopback),
+// they are close-on-exec, and a second one on the same address is
+// refused.
 func TestListenFile(t *testing.T) {
 	for _, host := range []string{"127.0.0.1", "::1"} {
 		t.Run(host, func(t *testing.T) {
@@ -150,47 +135,5 @@ func TestListenFile(t *testing.T) {
 				t.Errorf("second listenFile(%s) = %v, want EADDRINUSE", addr, err)
 			}
 		})
-	}
-}
-
-// TestWireForInit checks what the init is sent: the plan without what
-// only people and the supervisor use, everything else as it was, and the
-// supervisor's own plan untouched.
-func TestWireForInit(t *testing.T) {
-	full := func() *wire {
-		return &wire{
-			Plan: &sandbox.Plan{
-				Argv: []string{"make"}, Dir: "/w", UID: 1000, GID: 1000, Network: "none",
-				EnvRemoved: []string{"GH_TOKEN"},
-				Proxy: &sandbox.Proxy{
-					HTTPPort: 3128, SOCKSPort: 1080,
-					AllowedDomains: []string{"example.com"}, DeniedDomains: []string{"evil.example"},
-					LocalPorts: []int{5432}, SSH: policy.SSHPolicy{Enabled: true, AllowedHosts: []string{"git.example"}},
-					Forwards: []sandbox.Forward{{HostAddr: "127.0.0.1", Port: 8080}},
-				},
-				Mounts:    sandbox.Mounts{PrivateTmp: true, Masks: []sandbox.Mask{{Path: "/w/.env", Why: "denyRead"}}},
-				Seccomp:   []string{"ptrace: EPERM"},
-				Degraded:  "refuse",
-				KeepFDs:   []int{3},
-				Globs:     []sandbox.GlobReport{{Rule: "**/.env", Matches: 1}},
-				Warnings:  []string{"a warning"},
-				Watch:     []sandbox.Watch{{Path: "/w/.mcp.json"}},
-				Worktrees: []sandbox.WorktreeWatch{{CommonDir: "/w/.git"}},
-				Gitlinks:  []sandbox.GitlinkWatch{{WorkTree: "/w"}},
-			},
-			Env:        []string{"PATH=/usr/bin"},
-			Namespaces: true,
-		}
-	}
-	w := full()
-	got := w.forInit()
-	if !reflect.DeepEqual(w, full()) {
-		t.Errorf("forInit changed the supervisor's wire: %+v", w.Plan)
-	}
-	want := full()
-	want.Plan.EnvRemoved, want.Plan.Seccomp, want.Plan.Globs, want.Plan.Warnings, want.Plan.Watch, want.Plan.Worktrees, want.Plan.Gitlinks = nil, nil, nil, nil, nil, nil, nil
-	want.Plan.Proxy.AllowedDomains, want.Plan.Proxy.DeniedDomains, want.Plan.Proxy.SSH = nil, nil, policy.SSHPolicy{}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("forInit:\n got %+v\n     %+v\nwant %+v\n     %+v", got.Plan, got.Plan.Proxy, want.Plan, want.Plan.Proxy)
 	}
 }

@@ -1,13 +1,11 @@
 package linux
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"slices"
 	"strings"
@@ -23,14 +21,10 @@ import (
 // fence: the command's status, 128+N for a signal, or 125 when the sandbox
 // could not be built (then with an error). Warnings go to stderr.
 //
-// pre, when not nil, is the init Prestart started for this run: Run uses
-// it when it fits the plan and ends it otherwise.
-//
 // rt holds what the run chooses as it starts, and who hears its denials;
 // plan is only read.
-func Run(plan *sandbox.Plan, rt *sandbox.Runtime, pre *Prestarted, stderr io.Writer) (int, error) {
+func Run(plan *sandbox.Plan, rt *sandbox.Runtime, stderr io.Writer) (int, error) {
 	if err := checkLandlock(KernelLandlockABI(), plan.Landlock.MinABI, plan.Landlock.Reasons, plan.Degraded, stderr); err != nil {
-		pre.Release()
 		return sandbox.ExitFenceError, err
 	}
 	if rt == nil {
@@ -38,7 +32,7 @@ func Run(plan *sandbox.Plan, rt *sandbox.Runtime, pre *Prestarted, stderr io.Wri
 	}
 	run := rt.Plan(plan)
 	w := &wire{Plan: run, Source: plan, Env: run.Env, Runtime: rt, Namespaces: true, Foreground: isForeground() && !plan.NewSession}
-	code, err := supervise(w, pre.take(w), stderr)
+	code, err := supervise(w, stderr)
 	if errors.Is(err, errNoUserNS) {
 		code, err = runLandlockOnly(plan, rt, err, w.Foreground, detectNesting(), stderr)
 	}
@@ -121,7 +115,7 @@ func runLandlockOnly(plan *sandbox.Plan, rt *sandbox.Runtime, why error, foregro
 		}
 	}
 	w := &wire{Plan: ll, Source: plan, Env: ll.Env, Runtime: rt, Namespaces: false, Foreground: foreground, NoListener: noListener}
-	return superviseThen(w, nil, killLeft, stderr)
+	return superviseThen(w, killLeft, stderr)
 }
 
 // ownTerminals are the terminal devices fence's standard streams are:
@@ -183,77 +177,60 @@ func isForeground() bool {
 	return err == nil && pgrp == unix.Getpgrp()
 }
 
-// supervise starts the init (or takes the one prestarted, when it is not
-// nil), hands it the plan, serves its proxies, forwards signals, and
-// waits. It returns errNoUserNS when user namespaces are refused.
-// Monitor lines go to stderr.
-func supervise(w *wire, started *startedInit, stderr io.Writer) (int, error) {
-	return superviseThen(w, started, func() {}, stderr)
+// supervise starts the sandbox child, serves its proxies, forwards
+// signals, and waits. It returns errNoUserNS when user namespaces are
+// refused. Monitor lines go to stderr.
+func supervise(w *wire, stderr io.Writer) (int, error) {
+	return superviseThen(w, func() {}, stderr)
 }
 
-// superviseThen is supervise, which calls ended once the init has ended
+// superviseThen is supervise, which calls ended once the child has ended
 // and fence has stopped serving the sandbox, before it takes the terminal
 // back.
-func superviseThen(w *wire, started *startedInit, ended func(), stderr io.Writer) (int, error) {
+func superviseThen(w *wire, ended func(), stderr io.Writer) (int, error) {
 	jobs := newSupervisorJobs(w.Foreground)
 	defer jobs.close()
 	defer jobs.reclaim()
 	defer ended()
-	if started == nil {
-		started = startInit(w)
-	}
-	defer started.release()
-	if started.err != nil {
-		return 0, started.err
-	}
 	forwards, err := listenForwards(w.Plan.Proxy)
 	if err != nil {
-		started.abort()
 		return 0, err
 	}
 	defer closeListeners(forwards)
 	var listeners []net.Listener
 	if w.Plan.Proxy != nil && (w.Plan.Network == "host" || !w.Namespaces) {
 		if listeners, err = hostProxyListeners(w); err != nil {
-			started.abort()
 			return 0, err
 		}
 		defer closeListeners(listeners)
 	}
-	defer started.statR.Close() // abort closes it on the ways out above
-	jobs.init = started.cmd.Process
+	child, err := startChild(w)
+	if err != nil {
+		return 0, err
+	}
+	defer child.release()
+	defer child.close()
+	jobs.init = child.proc
 	ready := make(chan struct{})
-	sigs := forwardSignals(started.cmd.Process, ready)
+	sigs := forwardSignals(child.proc, ready)
 	defer signal.Stop(sigs)
-	return serve(started.cmd, w, jobs, started.planW, started.statR, ready, forwards, listeners, stderr)
+	return serve(child, w, jobs, ready, forwards, listeners, stderr)
 }
 
-// serve hands the started init its plan, serves what the sandbox needs
-// from outside (proxies, -p relays, exec judging) while it runs, and
-// returns the command's exit code.
-func serve(cmd *exec.Cmd, w *wire, jobs *supervisorJobs, planW, statR *os.File, ready chan struct{}, forwards, listeners []net.Listener, stderr io.Writer) (int, error) {
-	werr := json.NewEncoder(planW).Encode(w.forInit())
-	planW.Close()
-	status, files := readStatus(statR)
-	close(ready) // the init takes signals now (or is gone)
-	if status == statusOK && len(files) > 0 {
-		jobs.sock, files = files[0], files[1:]
-	}
-	if (w.Plan.ExecArgv || !w.Namespaces || w.Plan.Landlock.TCP.RefusesListen()) && !w.NoListener && len(files) > 0 {
-		var conn *connectJudge
-		switch {
-		case !w.Namespaces:
-			rules := landlockOnlyRules(w.Plan)
-			rules.Listed = unixRules(w.Plan)
-			conn = newConnectJudge(rules, w.Plan, w.recorder(), stderr)
-		case w.Plan.Landlock.TCP.RefusesListen():
-			conn = newConnectJudge(connectRules{}, w.Plan, w.recorder(), stderr) // judges listen() only
+// serve waits for the child's report, serves what the sandbox needs from
+// outside (proxies, -p relays, exec judging) while it runs, and returns
+// the command's exit code.
+func serve(child *startedChild, w *wire, jobs *supervisorJobs, ready chan struct{}, forwards, listeners []net.Listener, stderr io.Writer) (int, error) {
+	inSandbox, notify, rerr := child.report()
+	close(ready) // the child takes signals now (or is gone)
+	if rerr == nil {
+		jobs.sock = child.jobs
+		if notify != nil {
+			go serveNotify(notify, w.Plan, w.recorder(), notifyJudge(w, stderr), stderr)
 		}
-		go serveNotify(files[len(files)-1], w.Plan, w.recorder(), conn, stderr)
-		files = files[:len(files)-1]
-	}
-	if w.Plan.Network == "none" && w.Namespaces {
-		listeners = fileListeners(w.Plan.Proxy, files)
+		if w.Plan.Network == "none" && w.Namespaces {
+			listeners = fileListeners(w.Plan.Proxy, inSandbox)
+		}
 	}
 	stop := serveProxies(w.Plan, w.recorder(), listeners, stderr)
 	// pending counts -p connections still passing on what the sandbox
@@ -261,13 +238,13 @@ func serve(cmd *exec.Cmd, w *wire, jobs *supervisorJobs, planW, statR *os.File, 
 	// new one can be accepted.
 	var pending sync.WaitGroup
 	loops := &sync.WaitGroup{}
-	if status == statusOK {
-		loops = relayForwards(w.Plan.Proxy, forwards, &dialer{sock: statR}, &pending)
+	if rerr == nil {
+		loops = relayForwards(w.Plan.Proxy, forwards, &dialer{sock: child.sync}, &pending)
 	}
-	timedOut, stopTimer := watchTimeout(cmd.Process, w.Plan.Limits.Timeout)
+	timedOut, stopTimer := watchTimeout(child.proc, w.Plan.Limits.Timeout)
 	jobsDone := make(chan struct{})
 	jobsEnded := jobs.follow(jobsDone)
-	cmd.Wait()
+	ps, werr := child.proc.Wait()
 	close(jobsDone)
 	<-jobsEnded
 	stopTimer()
@@ -275,40 +252,36 @@ func serve(cmd *exec.Cmd, w *wire, jobs *supervisorJobs, planW, statR *os.File, 
 	loops.Wait()
 	waitDrained(&pending)
 	stop()
-	if werr != nil {
-		return 0, fmt.Errorf("send plan to sandbox init: %w", werr)
-	}
-	if status == statusNoNS {
+	switch {
+	case werr != nil:
+		return 0, fmt.Errorf("wait for the sandbox child: %w", werr)
+	case rerr != nil && w.Namespaces && isFirstMount(rerr) && errors.Is(rerr, unix.EPERM):
 		return 0, fmt.Errorf("%w (mounts are refused inside the user namespace)", errNoUserNS)
+	case errors.Is(rerr, errChildGone) && timedOut():
+	case errors.Is(rerr, errChildGone):
+		return 0, fmt.Errorf("%w: %v", rerr, ps)
+	case rerr != nil:
+		return 0, rerr
 	}
 	if timedOut() {
 		fmt.Fprintf(stderr, "fence: timed out after %s (limits.timeout or --timeout): the sandbox and every process in it were killed\n", w.Plan.Limits.Timeout)
 		return sandbox.ExitTimeout, nil
 	}
-	return exitCode(cmd.ProcessState), nil
+	return exitCode(ps), nil
 }
 
-func initCommand(w *wire, planR, statW *os.File) *exec.Cmd {
-	attr := &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL, Setpgid: true}
-	if w.Namespaces {
-		attr.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
-		if w.Plan.Network == "none" {
-			attr.Cloneflags |= unix.CLONE_NEWNET
-		}
-		// The caller's ids map to themselves, so `id` is unchanged. A
-		// non-root uid loses its namespace capabilities at exec; ambient
-		// capabilities carry over the few the init needs to build the
-		// sandbox, and it drops them all before the command starts.
-		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_SYS_CHROOT}
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: w.Plan.UID, HostID: w.Plan.UID, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: w.Plan.GID, HostID: w.Plan.GID, Size: 1}}
+// notifyJudge is what judges the sandbox's connect() and listen(), with
+// exec judging, when fence judges them: nil otherwise.
+func notifyJudge(w *wire, stderr io.Writer) *connectJudge {
+	switch {
+	case !w.Namespaces:
+		rules := landlockOnlyRules(w.Plan)
+		rules.Listed = unixRules(w.Plan)
+		return newConnectJudge(rules, w.Plan, w.recorder(), stderr)
+	case w.Plan.Landlock.TCP.RefusesListen():
+		return newConnectJudge(connectRules{}, w.Plan, w.recorder(), stderr) // judges listen() only
 	}
-	return &exec.Cmd{
-		Path: "/proc/self/exe", Args: []string{initArg0}, Env: []string{},
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		ExtraFiles:  append([]*os.File{planR, statW}, keptFiles(w.Plan.KeepFDs)...),
-		SysProcAttr: attr,
-	}
+	return nil
 }
 
 // forwardSignals passes the signals fence gets on to the init, once ready
@@ -343,16 +316,6 @@ func exitCode(ps *os.ProcessState) int {
 		return 128 + int(ws.Signal())
 	}
 	return ws.ExitStatus()
-}
-
-// keptFiles are the --keep-fd descriptors, handed to the init after its
-// plan and status channels (from keptFD on), in the plan's order.
-func keptFiles(fds []int) []*os.File {
-	files := make([]*os.File, len(fds))
-	for i, n := range fds {
-		files[i] = os.NewFile(uintptr(n), fmt.Sprintf("kept fd %d", n))
-	}
-	return files
 }
 
 // forwarded are the signals the supervisor and the init pass on.

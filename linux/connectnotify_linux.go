@@ -480,38 +480,6 @@ func notifyProgram(c notified) ([]bpf.RawInstruction, error) {
 	return bpf.Assemble(prog)
 }
 
-// installNotify installs the notification filter and returns its
-// listener. A task has one listener at most, so exec judging and
-// connect judging share it. Once fence has received a notification, only
-// a fatal signal interrupts the call (Linux 5.19 and later): otherwise a
-// signal handled meanwhile (a Go program's preemption signal, SIGCHLD)
-// would restart a connect fence has made, and the restarted call fail
-// with EISCONN. A handled SIGINT so waits for a blocking connect to end.
-func installNotify(c notified) (*os.File, error) {
-	raw, err := notifyProgram(c)
-	if err != nil {
-		return nil, err
-	}
-	filter := make([]unix.SockFilter, len(raw))
-	for i, ins := range raw {
-		filter[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
-	}
-	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	flags := uintptr(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_TSYNC | unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH)
-	fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags|unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, uintptr(unsafe.Pointer(&prog)))
-	if e == unix.EINVAL {
-		fd, _, e = unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
-	}
-	if e != 0 {
-		what := "runtimeExecPolicy \"argv\""
-		if c.connect {
-			what = "the Landlock-only engine, which judges connect(),"
-		}
-		return nil, fmt.Errorf("%s needs seccomp user notification (Linux 5.9 or later): seccomp: %w", what, e)
-	}
-	unix.CloseOnExec(int(fd))
-	return os.NewFile(fd, "seccomp-notify"), nil
-}
 
 // serveNotify answers the sandbox's notifications until the sandbox is
 // gone: execs are judged in turn, connects each on a goroutine of its

@@ -45,22 +45,6 @@ func KernelLandlockABI() int {
 	return v
 }
 
-// applyLandlock restricts every thread of this process, and so the command
-// it starts, to the plan's rules. Filesystem rights are handled up to ABI
-// 9 (which refuses connect() on pathname unix sockets the rules do not
-// grant) and IPC scopes up to ABI 7, downgraded to what the kernel has;
-// the supervisor has already refused (or warned about) a kernel older
-// than the plan needs.
-func applyLandlock(plan sandbox.Landlock) error {
-	cfg, opts, err := landlockConfig(plan)
-	if err != nil {
-		return err
-	}
-	if err := cfg.BestEffort().Restrict(opts...); err != nil {
-		return fmt.Errorf("landlock: %w", err)
-	}
-	return nil
-}
 
 // landlockRulesetFD makes the plan's ruleset without enforcing it, for
 // one thread to enter (see connectJudge); fd is -1 when there is nothing

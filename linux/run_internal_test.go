@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,21 +59,6 @@ func TestSeccompProgramAssembles(t *testing.T) {
 			}
 		}
 	}
-}
-
-// listenFile runs, in this process, the steps of the sandbox program
-// that open a listening socket on addr.
-func listenFile(addr string) (*os.File, error) {
-	p := &program{}
-	fd := p.listen(addr)
-	c := p.childProg(childFDs{sync: -1, jobs: -1}, 0, nil)
-	if i, e := runSteps(c); i >= 0 {
-		if c.slots[fd-1] != 0 {
-			unix.Close(int(c.slots[fd-1]))
-		}
-		return nil, p.failure(i, unix.Errno(e))
-	}
-	return os.NewFile(c.slots[fd-1], addr), nil
 }
 
 // TestListenFile checks the sockets the sandbox child opens for the

@@ -1,9 +1,7 @@
 package linux
 
 import (
-	"fmt"
 	"sort"
-	"unsafe"
 
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
@@ -161,28 +159,6 @@ func seccompProgram(o seccompOptions) ([]bpf.RawInstruction, error) {
 		bpf.RetConstant{Val: retAllow},
 	)
 	return bpf.Assemble(prog)
-}
-
-// installSeccomp loads the filter on every thread (TSYNC). no_new_privs
-// must already be set.
-func installSeccomp(o seccompOptions) error {
-	raw, err := seccompProgram(o)
-	if err != nil {
-		return fmt.Errorf("assemble seccomp filter: %w", err)
-	}
-	filter := make([]unix.SockFilter, len(raw))
-	for i, ins := range raw {
-		filter[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
-	}
-	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	r, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog)))
-	if e != 0 {
-		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %w", e)
-	}
-	if r != 0 {
-		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): thread %d could not be synchronised", r)
-	}
-	return nil
 }
 
 // mptcpRefusal refuses socket() of an MPTCP socket, which Landlock's TCP

@@ -187,12 +187,3 @@ func (s *startedChild) close() {
 // maxListeners bounds the descriptors one ready message can carry: the
 // two proxies and two per local port.
 const maxListeners = 2 + 2*64
-
-// readStatusFD is a stand-in until the dialer speaks the sync protocol.
-func readStatusFD(fd int) (byte, []*os.File) {
-	m, files, ok := readSync(fd, 1)
-	if !ok {
-		return 0, nil
-	}
-	return byte(m.Arg), files
-}

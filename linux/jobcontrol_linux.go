@@ -7,44 +7,41 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
 // Job control. The command runs in a process group of its own, which
 // holds the terminal while fence's does not: a Ctrl-Z stops the command
-// and nothing else. So that the user's shell sees the whole run stop, the
-// init tells the supervisor over the job socket (a socket pair the init
-// makes and sends with its status), and the supervisor takes the terminal
-// back and stops its own process group with the same signal, as sudo and
-// su do. When fence is continued (fg, bg, SIGCONT), it tells the init,
-// which gives the terminal to the command's group again when fence holds
-// it, and continues that group.
+// and nothing else. So that the user's shell sees the whole run stop,
+// pid 1 tells the supervisor over the job socket (a socket pair the
+// supervisor makes before it clones the sandbox child), and the
+// supervisor takes the terminal back and stops its own process group with
+// the same signal, as sudo and su do. When fence is continued (fg, bg,
+// SIGCONT), it tells pid 1, which gives the terminal to the command's
+// group again when fence holds it, and continues that group.
 //
-// The messages, one a packet:
+// The messages are syncMsg packets (see sync_linux.go and pid1_linux.go):
 //
-//	init -> supervisor: jobStopped, the signal, 1 if the sandbox held the terminal
-//	supervisor -> init: jobContinue, 1 if the command is to get the terminal
-//	supervisor -> init: jobStop, the signal
+//	pid 1 -> supervisor: msgJobStopped, Arg the signal, Step 1 if the sandbox held the terminal
+//	supervisor -> pid 1: msgJobContinue, Arg 1 if the command is to get the terminal
+//	supervisor -> pid 1: msgJobStop, Arg the signal
+//
+// and, before the command runs, pid 1 may say why it could not start it
+// (msgExecFailed, msgPid1Failed), for the supervisor to print.
 //
 // A Ctrl-Z can reach fence's group rather than the command's: when fence's
 // standard input is not the terminal (a pipe, a file), the command does
 // not get the terminal, and fence's group stays the foreground. fence then
-// catches SIGTSTP and asks the init to stop the command's group with it;
+// catches SIGTSTP and asks pid 1 to stop the command's group with it;
 // the command's stop comes back as above, and only then does fence stop,
 // so that a job the shell shows stopped has nothing of it running.
 
-const (
-	jobStopped  = 'S'
-	jobContinue = 'C'
-	jobStop     = 'T'
-)
-
-// jobPair makes the job socket pair: the init's end, and the one it sends
-// the supervisor.
-func jobPair() (init, supervisor *os.File, err error) {
+// jobPair makes the job socket pair: the sandbox child's end, and the
+// supervisor's. Both are close-on-exec.
+func jobPair() (child, supervisor *os.File, err error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, err
@@ -68,120 +65,12 @@ func giveTerminal(fd, pgrp int) {
 	unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, pgrp)
 }
 
-// The init's side.
-
-// commandJobs is the init's view of the command's job: its process group
-// (the command's pid), whether a stop was reported that the supervisor
-// has not answered, and the socket to the supervisor.
-type commandJobs struct {
-	pgrp       int
-	namespaces bool
-	sock       *os.File
-	reported   bool
-}
-
-// sandboxHoldsTerminal reports whether a process group of the sandbox is
-// the terminal's foreground. In a pid namespace any group the init can
-// name is the sandbox's; without one, the command's group and those its
-// descendants lead.
-func (j *commandJobs) sandboxHoldsTerminal() bool {
-	fg, ok := terminalGroup(0)
-	if !ok || fg <= 0 {
-		return false
-	}
-	if j.namespaces || fg == j.pgrp {
-		return true
-	}
-	for p, hops := fg, 0; p > 1 && hops < 64; hops++ {
-		ppid, ok := parentOf(p)
-		if !ok {
-			return false
-		}
-		if ppid == os.Getpid() {
-			return true
-		}
-		p = ppid
-	}
-	return false
-}
-
-// reportStop tells the supervisor that the command stopped with sig,
-// unless an earlier stop is still unanswered: a command that stops over
-// and over (continued by a child of its own) cannot queue more stops than
-// one, which would stop fence again each time it is continued, nor fill
-// the socket while fence is stopped and block the init.
-func (j *commandJobs) reportStop(sig unix.Signal) {
-	if j.reported {
-		return
-	}
-	j.reported = true
-	held := byte(0)
-	if j.sandboxHoldsTerminal() {
-		held = 1
-	}
-	unix.Sendmsg(int(j.sock.Fd()), []byte{jobStopped, byte(sig), held}, nil, nil, unix.MSG_NOSIGNAL)
-}
-
-// jobRequest is a message of the supervisor to the init: jobContinue
-// (arg 1: with the terminal) or jobStop (arg: the signal).
-type jobRequest struct{ kind, arg byte }
-
-// readRequests passes on each request of the supervisor until the socket
-// closes.
-func (j *commandJobs) readRequests(out chan<- jobRequest) {
-	buf := make([]byte, 2)
-	for {
-		n, _, _, _, err := unix.Recvmsg(int(j.sock.Fd()), buf, nil, 0)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || n == 0 {
-			return
-		}
-		if n == 2 && (buf[0] == jobContinue || buf[0] == jobStop) {
-			out <- jobRequest{buf[0], buf[1]}
-		}
-	}
-}
-
-// answer does what the supervisor asked: stops the command's group with
-// the signal fence got (a Ctrl-Z that reached fence's group, not the
-// command's), or continues it.
-func (j *commandJobs) answer(r jobRequest) {
-	if r.kind == jobStop {
-		unix.Kill(-j.pgrp, unix.Signal(r.arg))
-		return
-	}
-	j.resume(r.arg == 1)
-}
-
-// resume gives the command's group the terminal, when withTerminal and no
-// group of the sandbox has it, and continues the group.
-func (j *commandJobs) resume(withTerminal bool) {
-	if withTerminal && !j.sandboxHoldsTerminal() {
-		giveTerminal(0, j.pgrp)
-	}
-	j.reported = false
-	unix.Kill(-j.pgrp, unix.SIGCONT)
-}
-
-// forward passes a signal fence got on to the command. One that ends
-// processes is followed by SIGCONT to the command's group, so that it
-// takes effect on a stopped command, and on a group whose stopped member
-// holds up the command itself (a shell between vfork and exec when the
-// stop came, with its signals blocked until the child goes on).
-func (j *commandJobs) forward(p *os.Process, s os.Signal) {
-	p.Signal(s)
-	if s != unix.SIGUSR1 && s != unix.SIGUSR2 {
-		j.reported = false
-		unix.Kill(-j.pgrp, unix.SIGCONT)
-	}
-}
+// pid 1's side is in pid1_linux.go.
 
 // The supervisor's side.
 
 // supervisorJobs is the supervisor's side of job control: the job socket
-// (nil until the init sends it), fence's controlling terminal, the init
+// (nil until the sandbox child is ready), fence's controlling terminal, the init
 // (nil until it starts), and whether fence's group gave the terminal up to the sandbox.
 type supervisorJobs struct {
 	sock *os.File
@@ -201,6 +90,9 @@ type supervisorJobs struct {
 	// ignored.
 	tstp     chan os.Signal
 	closeTTY func()
+	// failed is what pid 1 said when the command did not start.
+	failedMu sync.Mutex
+	failed   *syncMsg
 }
 
 // newSupervisorJobs opens fence's controlling terminal and catches
@@ -249,7 +141,7 @@ func (j *supervisorJobs) follow(done <-chan struct{}) <-chan struct{} {
 	stops, read := make(chan [2]byte), make(chan struct{})
 	go func() {
 		defer close(read)
-		readStops(j.sock, stops, done)
+		j.readStops(stops, done)
 	}()
 	conts := make(chan os.Signal, 1)
 	signal.Notify(conts, unix.SIGCONT)
@@ -263,7 +155,7 @@ func (j *supervisorJobs) follow(done <-chan struct{}) <-chan struct{} {
 			case m := <-stops:
 				j.onStop(unix.Signal(m[0]), m[1] == 1)
 			case s := <-j.tstp:
-				j.send(jobStop, byte(s.(unix.Signal)))
+				j.send(msgJobStop, uint32(s.(unix.Signal)))
 			case <-conts:
 				j.onContinue()
 			case <-done:
@@ -274,27 +166,42 @@ func (j *supervisorJobs) follow(done <-chan struct{}) <-chan struct{} {
 	return ended
 }
 
-// readStops passes on each stop the init reports, as the signal and
-// whether the sandbox held the terminal.
-func readStops(sock *os.File, out chan<- [2]byte, done <-chan struct{}) {
-	buf := make([]byte, 3)
+// readStops passes on each stop pid 1 reports, as the signal and
+// whether the sandbox held the terminal, and keeps why the command did
+// not start, when pid 1 says so. It reads until pid 1 is gone.
+func (j *supervisorJobs) readStops(out chan<- [2]byte, done <-chan struct{}) {
 	for {
-		n, _, _, _, err := unix.Recvmsg(int(sock.Fd()), buf, nil, 0)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || n == 0 {
+		m, files, ok := readSync(int(j.sock.Fd()), 0)
+		closeFiles(files)
+		if !ok {
 			return
 		}
-		if n != 3 || buf[0] != jobStopped {
+		switch m.Kind {
+		case msgExecFailed, msgPid1Failed:
+			j.failedMu.Lock()
+			j.failed = &m
+			j.failedMu.Unlock()
+			continue
+		case msgJobStopped:
+		default:
 			continue
 		}
 		select {
-		case out <- [2]byte{buf[1], buf[2]}:
+		case out <- [2]byte{byte(m.Arg), byte(m.Step)}:
 		case <-done:
-			return
 		}
 	}
+}
+
+// startFailure is what pid 1 said when it could not start the command;
+// ok is false when it did not. Ask once follow has ended.
+func (j *supervisorJobs) startFailure() (m syncMsg, ok bool) {
+	j.failedMu.Lock()
+	defer j.failedMu.Unlock()
+	if j.failed == nil {
+		return syncMsg{}, false
+	}
+	return *j.failed, true
 }
 
 // onStop answers a stop of the command. A stop for terminal access
@@ -411,16 +318,16 @@ func (j *supervisorJobs) onContinue() {
 }
 
 func (j *supervisorJobs) sendContinue(withTerminal bool) {
-	b := byte(0)
+	arg := uint32(0)
 	if withTerminal {
-		b = 1
+		arg = 1
 		j.gave.Store(true)
 	}
-	j.send(jobContinue, b)
+	j.send(msgJobContinue, arg)
 }
 
-func (j *supervisorJobs) send(kind, arg byte) {
-	unix.Sendmsg(int(j.sock.Fd()), []byte{kind, arg}, nil, nil, unix.MSG_NOSIGNAL)
+func (j *supervisorJobs) send(kind, arg uint32) {
+	sendSync(j.sock, syncMsg{Kind: kind, Arg: arg})
 }
 
 // reclaim makes fence's process group the terminal's foreground again
@@ -438,21 +345,4 @@ func (j *supervisorJobs) reclaim() {
 	if err := unix.Kill(-fg, 0); errors.Is(err, unix.ESRCH) {
 		giveTerminal(j.tty, unix.Getpgrp())
 	}
-}
-
-// commandSession is how the init starts the command: in a process group
-// of its own, which takes the terminal when foreground; or, with
-// newSession (forceNewSession), in a session of its own, which has no
-// controlling terminal (setsid), so that the command cannot reach the
-// terminal through /dev/tty nor be its foreground job. There is no job
-// control then: fence's group keeps the terminal, so Ctrl-Z and Ctrl-C
-// reach fence, which passes them on; a SIGINT ends the command, but the
-// kernel discards a SIGTSTP sent to the command's group, which no
-// process of its session parents (an orphaned group), and the run goes
-// on. A shell in the command has no job control either.
-func commandSession(newSession, foreground bool) *syscall.SysProcAttr {
-	if newSession {
-		return &syscall.SysProcAttr{Setsid: true}
-	}
-	return &syscall.SysProcAttr{Setpgid: true, Foreground: foreground, Ctty: 0}
 }

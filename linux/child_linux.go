@@ -38,9 +38,9 @@ type step struct {
 	a  [6]uintptr
 	// in, for each argument, is the slot (plus one) whose value replaces
 	// it when the step runs: a descriptor an earlier step made.
-	in [6]int8
+	in [6]int16
 	// out is the slot (plus one) that gets the call's result.
-	out int8
+	out int16
 	// tolerate is an errno that is no failure (errAny: every one); after
 	// it the next skipErr steps are skipped. After success, the next
 	// skipOK steps are.
@@ -79,7 +79,7 @@ type childProg struct {
 	ready     *syncMsg
 	msg       *unix.Msghdr
 	rights    []int32
-	sendSlots []int8
+	sendSlots []int16
 	// report is the failure message; wait the buffer msgMapsDone is
 	// read into.
 	report, wait *syncMsg
@@ -275,6 +275,12 @@ func landlockPath(p *childProg, path, dirAccess, fileAccess, ruleset uintptr) (u
 	}
 	if p.stat.Mode&unix.S_IFMT != unix.S_IFDIR {
 		access &= fileAccess
+	}
+	if access == 0 {
+		// None of the rule's rights applies here (nor is handled):
+		// Landlock refuses an empty rule, and it would grant nothing.
+		syscall.RawSyscall6(unix.SYS_CLOSE, fd, 0, 0, 0, 0, 0)
+		return 0, 0
 	}
 	for j := 0; j < 8; j++ {
 		p.beneath.access[j] = byte(access >> (8 * j))

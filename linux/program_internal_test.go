@@ -40,7 +40,7 @@ func listenFile(addr string) (*os.File, error) {
 // program that take a detached copy of the tree at path, which the plan
 // resolved.
 func cloneResolvedTree(path string, readOnly, recursive bool) (int, error) {
-	r := &rootSteps{program: &program{}, trees: map[string]int8{}}
+	r := &rootSteps{program: &program{}, trees: map[string]int16{}}
 	out := r.cloneResolvedTree(path, readOnly, recursive)
 	slots, err := runHere(r.program)
 	if err != nil {

@@ -17,12 +17,12 @@ type program struct {
 	// whys says, for each step, what failed when it failed with an errno.
 	whys []func(unix.Errno) error
 	// slots counts the slots the steps use.
-	slots int8
+	slots int16
 	// keep holds the memory the steps point into.
 	keep []any
 	// sendSlots are the slots of the descriptors sent with the ready
 	// message; listeners of them are the proxies' listening sockets.
-	sendSlots []int8
+	sendSlots []int16
 	listeners int
 	// err is what made the plan impossible to lower, if anything.
 	err error
@@ -36,7 +36,7 @@ func (p *program) fail(err error) {
 }
 
 // slot returns a new slot (plus one, as step.in and step.out take it).
-func (p *program) slot() int8 {
+func (p *program) slot() int16 {
 	p.slots++
 	return p.slots
 }

@@ -31,7 +31,7 @@ type rootSteps struct {
 	*program
 	plan  *sandbox.Plan
 	root  string
-	trees map[string]int8 // bind source key (treeKey) -> slot of its detached mount
+	trees map[string]int16 // bind source key (treeKey) -> slot of its detached mount
 	sizes TmpfsSizes
 	empty bool // the mask file is made
 }
@@ -43,7 +43,7 @@ func (p *program) lowerRoot(plan *sandbox.Plan) {
 	p.sys(func(e unix.Errno) error {
 		return &MountError{Op: "make-rprivate", Target: "/", Flags: unix.MS_REC | unix.MS_PRIVATE, Err: e}
 	}, unix.SYS_MOUNT, p.cstr(""), p.cstr("/"), 0, unix.MS_REC|unix.MS_PRIVATE, 0)
-	r := &rootSteps{program: p, plan: plan, root: filepath.Join(staging, "root"), trees: map[string]int8{}}
+	r := &rootSteps{program: p, plan: plan, root: filepath.Join(staging, "root"), trees: map[string]int16{}}
 	if plan.Mounts.PrivateTmp || plan.Mounts.Devices != "host" {
 		r.sizes = SizeTmpfs(plan.Limits)
 	}
@@ -97,7 +97,7 @@ func (r *rootSteps) capture() {
 
 // cloneTree appends the steps that take a detached copy of the mount
 // tree at path, and returns the slot that holds it.
-func (r *rootSteps) cloneTree(path string, readOnly, recursive bool) int8 {
+func (r *rootSteps) cloneTree(path string, readOnly, recursive bool) int16 {
 	flags := uintptr(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC)
 	if recursive {
 		flags |= unix.AT_RECURSIVE
@@ -114,7 +114,7 @@ func (r *rootSteps) cloneTree(path string, readOnly, recursive bool) int8 {
 // cloneResolvedTree is cloneTree for a path the plan resolved: if a link
 // has appeared on its way since (one a user who could change a directory
 // there swapped in), the run fails instead of binding what it leads to.
-func (r *rootSteps) cloneResolvedTree(path string, readOnly, recursive bool) int8 {
+func (r *rootSteps) cloneResolvedTree(path string, readOnly, recursive bool) int16 {
 	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS}
 	dir := r.slot()
 	i := r.sys(func(e unix.Errno) error {
@@ -145,7 +145,7 @@ func (r *rootSteps) cloneResolvedTree(path string, readOnly, recursive bool) int
 	return out
 }
 
-func (r *rootSteps) setReadOnly(tree int8, path string, readOnly bool) {
+func (r *rootSteps) setReadOnly(tree int16, path string, readOnly bool) {
 	if !readOnly {
 		return
 	}
@@ -157,7 +157,7 @@ func (r *rootSteps) setReadOnly(tree int8, path string, readOnly bool) {
 }
 
 // closeSlot appends the step that closes the descriptor of slot s.
-func (p *program) closeSlot(s int8) {
+func (p *program) closeSlot(s int16) {
 	i := p.sys(errorf("close: %w"), unix.SYS_CLOSE)
 	p.steps[i].in[0] = s
 }
@@ -177,7 +177,7 @@ func (r *rootSteps) devSources() []string {
 // target, creating target when it is missing (only ever inside a tmpfs
 // fence made): a directory when dir (or, with dirOf, when the tree is
 // one), else an empty file. why, when not empty, is the rule.
-func (r *rootSteps) attach(tree int8, source, target string, dir, dirOf bool, why string) {
+func (r *rootSteps) attach(tree int16, source, target string, dir, dirOf bool, why string) {
 	r.ensureTarget(tree, target, dir, dirOf)
 	i := r.sys(func(e unix.Errno) error {
 		return withRule(&MountError{Op: "move_mount", Source: source, Target: target, Err: e}, why)
@@ -195,7 +195,7 @@ func withRule(err error, why string) error {
 // ensureTarget appends the steps that make target unless something is
 // there: its directory and the ones on its way, then target, a directory
 // when dir or, with dirOf, when the tree is one.
-func (r *rootSteps) ensureTarget(tree int8, target string, dir, dirOf bool) {
+func (r *rootSteps) ensureTarget(tree int16, target string, dir, dirOf bool) {
 	st := new(unix.Stat_t)
 	there := r.sys(nil, sysFstatat, atFDCWD, r.cstr(target), r.mem(st, unsafe.Pointer(st)), unix.AT_SYMLINK_NOFOLLOW)
 	r.steps[there].tolerate = errAny

@@ -106,7 +106,7 @@ func (p *program) proxyListeners(px *sandbox.Proxy) {
 
 // listen appends the steps that open a listening TCP socket on addr, and
 // returns its slot.
-func (p *program) listen(addr string) int8 {
+func (p *program) listen(addr string) int16 {
 	fd := p.slot()
 	ap, err := netip.ParseAddrPort(addr)
 	if err != nil {
@@ -326,6 +326,9 @@ func (l *landlockLowering) lower(p *program, plan sandbox.Landlock) {
 	for _, r := range plan.Rules {
 		access, _ := accessOf(r.Access)
 		access &= l.handled
+		if access == 0 {
+			continue // none of its rights is the kernel's: best effort leaves it out
+		}
 		i := p.add(step{op: opLandlockPath, a: [6]uintptr{p.cstr(r.Path), uintptr(access), uintptr(accessFile), uintptr(l.ruleset)}},
 			errorf("landlock: the rule for %q (%s): %w", r.Path, r.Access))
 		p.steps[i].tolerate = uintptr(unix.ENOENT)

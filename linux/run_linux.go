@@ -247,6 +247,9 @@ func serve(child *startedChild, w *wire, jobs *supervisorJobs, ready chan struct
 	ps, werr := child.proc.Wait()
 	close(jobsDone)
 	<-jobsEnded
+	if m, ok := jobs.startFailure(); ok {
+		fmt.Fprintf(stderr, "fence: %s\n", child.pid1.startFailure(m))
+	}
 	stopTimer()
 	closeListeners(forwards)
 	loops.Wait()

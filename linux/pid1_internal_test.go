@@ -3,11 +3,13 @@
 package linux
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -273,4 +275,97 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestPid1StopsOnRequest(t *testing.T) {
+	r := startPid1(t, &sandbox.Plan{Argv: []string{"sleep", "60"}}, []string{"PATH=/usr/bin:/bin"})
+	waitForChild(t, r.pid)
+	must(t, sendSync(r.jobs, syncMsg{Kind: msgJobStop, Arg: uint32(unix.SIGTSTP)}))
+	m, ok := r.jobMsg(t)
+	if !ok || m.Kind != msgJobStopped || m.Arg != uint32(unix.SIGTSTP) {
+		t.Fatalf("job socket: %v %+v, want msgJobStopped SIGTSTP", ok, m)
+	}
+	must(t, unix.Kill(r.pid, unix.SIGINT)) // ends a stopped command too: SIGCONT follows it
+	if code := r.wait(); code != 128+2 {
+		t.Errorf("pid 1 exited %d after SIGINT to the stopped command, want 130", code)
+	}
+}
+
+// TestPid1HandsOverDialInProgress: a connection pid 1 is still setting up
+// when the command ends is handed over before pid 1 exits. The listener's
+// accept queue is full, so the kernel drops the connect's SYN until the
+// test makes room.
+func TestPid1HandsOverDialInProgress(t *testing.T) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	must(t, err)
+	defer unix.Close(fd)
+	must(t, unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
+	must(t, unix.Listen(fd, 0))
+	sa, err := unix.Getsockname(fd)
+	must(t, err)
+	port := sa.(*unix.SockaddrInet4).Port
+	var fillers []net.Conn
+	defer func() {
+		for _, c := range fillers {
+			c.Close()
+		}
+	}()
+	for len(fillers) < 1 { // a backlog of 0 queues one connection
+		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		must(t, err)
+		fillers = append(fillers, c)
+	}
+	plan := &sandbox.Plan{Argv: []string{"sleep", "60"}, Proxy: &sandbox.Proxy{Forwards: []sandbox.Forward{{Port: port}}}}
+	p, err := newPid1Prog(plan, []string{"PATH=/usr/bin:/bin"}, true, false, false)
+	must(t, err)
+	r := startPid1WithProg(t, p)
+	waitForChild(t, r.pid)
+	must(t, sendSync(r.sync, syncMsg{Kind: msgDial, Arg: uint32(port)}))
+	waitForSynSent(t, port)
+	must(t, unix.Kill(r.pid, unix.SIGTERM)) // the command ends with the connect in progress
+	waitNoChild(t, r.pid)
+	var ws unix.WaitStatus
+	if got, _ := unix.Wait4(r.pid, &ws, unix.WNOHANG, nil); got == r.pid {
+		t.Fatalf("pid 1 exited (%v) with a dial in progress", ws)
+	}
+	// Room in the queue: the SYN's retransmission connects.
+	nfd, _, err := unix.Accept4(fd, unix.SOCK_CLOEXEC)
+	must(t, err)
+	unix.Close(nfd)
+	m, files, ok := readSync(int(r.sync.Fd()), 1)
+	defer closeFiles(files)
+	if !ok || m.Kind != msgDialed || m.Arg != 1 || len(files) != 1 {
+		t.Fatalf("dial answer %v %+v with %d files, want a connected socket", ok, m, len(files))
+	}
+	if code := r.wait(); code != 143 {
+		t.Errorf("pid 1 exited %d, want 143", code)
+	}
+}
+
+// waitForSynSent waits until a socket of this network namespace is
+// connecting to port on the loopback (/proc/net/tcp, state 02).
+func waitForSynSent(t *testing.T, port int) {
+	t.Helper()
+	want := fmt.Sprintf("0100007F:%04X 02", port)
+	for range 5000 {
+		b, _ := os.ReadFile("/proc/net/tcp")
+		if strings.Contains(string(b), want) {
+			return
+		}
+		unix.Nanosleep(&unix.Timespec{Nsec: 1_000_000}, nil)
+	}
+	t.Fatalf("no connect to port %d in progress", port)
+}
+
+// waitNoChild waits until pid has no child left (the command was reaped).
+func waitNoChild(t *testing.T, pid int) {
+	t.Helper()
+	for range 5000 {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
+		if err == nil && len(strings.TrimSpace(string(b))) == 0 {
+			return
+		}
+		unix.Nanosleep(&unix.Timespec{Nsec: 1_000_000}, nil)
+	}
+	t.Fatalf("pid %d still has a child", pid)
 }

@@ -59,6 +59,9 @@ func (s *startedChild) start(w *wire, fds childFDs) error {
 		return err
 	}
 	defer unixClose(ruleset)
+	if testOnlyLowered != nil {
+		testOnlyLowered(prog)
+	}
 	pid1, err := newPid1Prog(w.Plan, w.Env, w.Namespaces, w.Foreground, w.NoListener)
 	if err != nil {
 		return err
@@ -158,6 +161,10 @@ func (s *startedChild) report() (listeners []*os.File, notify *os.File, err erro
 	}
 	return listeners, notify, nil
 }
+
+// testOnlyLowered, when set, sees each program before it runs: a test
+// breaks a step in it that no plan can.
+var testOnlyLowered func(*program)
 
 // errChildGone is the end of the sync socket before any report.
 var errChildGone = errors.New("the sandbox child ended before it reported")

@@ -26,7 +26,19 @@ type program struct {
 	listeners int
 	// err is what made the plan impossible to lower, if anything.
 	err error
+	// stages are where each part of the program starts, for the
+	// benchmark that times them (BenchmarkChildStages).
+	stages []stage
 }
+
+// stage names the part of the program from step at on.
+type stage struct {
+	name string
+	at   int
+}
+
+// mark notes that the part name starts here.
+func (p *program) mark(name string) { p.stages = append(p.stages, stage{name, len(p.steps)}) }
 
 // fail records err, the first reason the plan cannot be lowered.
 func (p *program) fail(err error) {

@@ -25,11 +25,14 @@ func lowerPlan(w *wire, fds childFDs) (p *program, ruleset int, err error) {
 	if err != nil {
 		return nil, -1, err
 	}
+	p.mark("setpgid, descriptors")
 	p.sys(errorf("setpgid: %w"), unix.SYS_SETPGID, 0, 0)
 	p.closeOthers(append([]int{int(fds.sync), int(fds.jobs), ll.ruleset}, w.Plan.KeepFDs...), w.Plan.KeepFDs)
 	plan := w.Plan
 	if w.Namespaces {
+		p.mark("mounts")
 		p.lowerRoot(plan)
+		p.mark("loopback, listeners, hostname")
 		if plan.Network == "none" {
 			p.loopbackUp()
 			p.proxyListeners(plan.Proxy)
@@ -37,6 +40,7 @@ func lowerPlan(w *wire, fds childFDs) (p *program, ruleset int, err error) {
 		p.sys(errorf("sethostname: %w"), unix.SYS_SETHOSTNAME, p.cstr("fence"), 5)
 	}
 	p.restrict(w, ll)
+	p.mark("limits, ready")
 	p.limits(plan)
 	p.add(step{op: opSendReady, a: [6]uintptr{uintptr(fds.sync)}}, errorf("report to supervisor: %w"))
 	if p.err != nil {
@@ -149,10 +153,13 @@ func sockaddrOf(p *program, ap netip.AddrPort) (domain, sa, salen uintptr) {
 // Landlock (after no_new_privs), capabilities, and seccomp last.
 func (p *program) restrict(w *wire, l *landlockLowering) {
 	plan := w.Plan
+	p.mark("chdir, dumpable, Landlock")
 	p.sys(errorf("enter working directory: chdir %s: %w", plan.Dir), unix.SYS_CHDIR, p.cstr(plan.Dir))
 	p.sys(errorf("prctl(PR_SET_DUMPABLE): %w"), unix.SYS_PRCTL, unix.PR_SET_DUMPABLE, 0)
 	l.lower(p, plan.Landlock)
+	p.mark("capabilities")
 	p.dropCapabilities(w.Namespaces || hasCapabilities())
+	p.mark("seccomp")
 	raw, err := seccompProgram(seccompOptions{
 		denySockets: plan.Network == "none" && !w.Namespaces && plan.Landlock.TCP == nil,
 		denyMPTCP:   plan.Landlock.TCP != nil,

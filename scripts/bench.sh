@@ -74,12 +74,16 @@ rm -rf "$sni_dir"
 
 echo "== sandbox start-up in Go: true, unshare -Urmnp -f true, an empty Go program, the design's floor, fence -t code -- true (median-ms)"
 go test ./linux -run '^$' -bench 'True|GoEmpty' -benchtime "${runs}x"
-go test ./linux -run '^$' -bench 'ProxyHandover' -benchmem
+echo "== fence -- true, fence -t code -- true and bwrap's true, alternating, one of each a round (median-ms, and fence's ratios to bwrap)"
+go test ./linux -run '^$' -bench 'VsBwrap' -benchtime "${runs}x"
 echo "== argv mode: one exec the supervisor judges, in us (path-us: the same failing exec unjudged; allowed, a script's interpreter line, refused), and how often a thread rewriting argv wins the race"
 go test ./linux -run '^$' -bench 'ExecJudged|ExecArgvRace' -benchtime 2000x
 
 root=$PWD
-work=$(mktemp -d)
+# Outside /tmp: a fence binary below /tmp makes the sandbox's /tmp the
+# host's, read-only (fence protects its own binary), which is not the
+# run being measured.
+work=$(mktemp -d -p /var/tmp)
 trap 'rm -rf "$work"' EXIT
 CGO_ENABLED=0 go build -trimpath -o "$work/fence" .
 CGO_ENABLED=0 go build -trimpath -o "$work/floor" ./linux/testdata/floor
@@ -115,8 +119,9 @@ export HOME="$work/home" XDG_CONFIG_HOME=
 git init -q "$work/git" && (cd "$work/git" && echo hi >f && git add f && git -c user.email=b@e -c user.name=b commit -qm x)
 row "true" true
 row "unshare -Urmnp -f true" unshare -Urmnp -f true
+bwrap_args=(--ro-bind / / --dev /dev --proc /proc --unshare-all --new-session --die-with-parent true)
 if command -v bwrap >/dev/null; then
-	row "bwrap --unshare-all --ro-bind / / --dev /dev --proc /proc true" bwrap --unshare-all --ro-bind / / --dev /dev --proc /proc true
+	row "bwrap ${bwrap_args[*]}" bwrap "${bwrap_args[@]}"
 else
 	echo "bwrap not installed: no bwrap row"
 fi
@@ -129,7 +134,35 @@ row "fence config show (project -> @base -> code chain)" "$work/fence" config sh
 row "git status (small repo)" git -C "$work/git" status
 row "fence -t code -- git status (small repo)" sh -c "cd '$work/git' && '$work/fence' -t code -- git status"
 peak=$(/usr/bin/env time -f %M "$work/fence" -t code -- true 2>&1 >/dev/null | tail -1 || true)
-echo "supervisor peak RSS (fence -t code -- true): ${peak:-?} KB"
+echo "supervisor peak RSS (fence -t code -- true): ${peak:-?} KB (the target is under 20 MB)"
+
+# alternate: fence -- true, fence -t code -- true and bwrap's true, one
+# of each a round, $runs rounds, so that drift in the machine falls on
+# all three alike; the medians and fence's ratios to bwrap.
+if command -v bwrap >/dev/null; then
+	echo "== fence against bwrap, whole processes, $runs alternating rounds (median ms, and the ratio to bwrap)"
+	for ((i = 0; i < runs; i++)); do
+		for c in bwrap fence fence-code; do
+			case $c in
+			bwrap) set -- bwrap "${bwrap_args[@]}" ;;
+			fence) set -- "$work/fence" -- true ;;
+			fence-code) set -- "$work/fence" -t code -- true ;;
+			esac
+			start=$(date +%s%N)
+			"$@" >/dev/null 2>&1 || true
+			end=$(date +%s%N)
+			echo "$c $((end - start))"
+		done
+	done | sort -k1,1 -k2,2n | awk '
+		function flush() { if (k) { med[last] = v[int((k + 1) / 2)] / 1e6 } k = 0 }
+		$1 != last { flush(); last = $1 }
+		{ v[++k] = $2 }
+		END {
+			flush()
+			split("bwrap fence fence-code", order, " ")
+			for (i = 1; i <= 3; i++) printf "%-56s %8.2f ms %7.2fx bwrap\n", order[i], med[order[i]], med[order[i]] / med["bwrap"]
+		}'
+fi
 
 echo "== fence check --stdin: 200,000 path queries in one process, through a pipe"
 mkdir -p src/pkg keys && touch src/main.go src/pkg/util.go .env keys/server.pem

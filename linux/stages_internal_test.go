@@ -4,7 +4,9 @@ package linux
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +19,7 @@ import (
 
 // BenchmarkChildStages times the sandbox child of `fence -t code --
 // /bin/true`'s plan (in this directory) stopped after each part of its
-// program in turn, from the lowering of the plan to the child's exit, a
+// program in turn (the binary built outside /tmp), from the lowering of the plan to the child's exit, a
 // round of every cut an iteration: "clone+maps" exits before the first
 // step, each later one after the part it names; "exec true" is the whole
 // program and pid 1 running the command. Each part's cost is the
@@ -25,7 +27,18 @@ import (
 // "<part>-ms"); the lowering, which the supervisor does before the
 // clone, is reported apart.
 func BenchmarkChildStages(b *testing.B) {
-	out, err := exec.Command("go", "run", "..", "-t", "code", "plan", "--", "/bin/true").Output()
+	// The binary outside /tmp, and there while the plan runs: the plan
+	// protects it.
+	dir, err := os.MkdirTemp("/var/tmp", "fence-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	fence := filepath.Join(dir, "fence")
+	if out, err := exec.Command("go", "build", "-o", fence, "..").CombinedOutput(); err != nil {
+		b.Fatalf("build fence: %v\n%s", err, out)
+	}
+	out, err := exec.Command(fence, "-t", "code", "plan", "--", "/bin/true").Output()
 	if err != nil {
 		b.Fatalf("fence plan: %v", err)
 	}
@@ -59,7 +72,8 @@ func BenchmarkChildStages(b *testing.B) {
 			}
 			ps, err := s.proc.Wait()
 			if err != nil || !ps.Success() {
-				b.Fatalf("%s: %v %v", cuts[i], ps, err)
+				_, _, rerr := s.report()
+				b.Fatalf("%s: %v %v: %v", cuts[i], ps, err, rerr)
 			}
 			times[i] = append(times[i], time.Since(start))
 			s.release()

@@ -204,6 +204,11 @@ func superviseThen(w *wire, ended func(), stderr io.Writer) (int, error) {
 		}
 		defer closeListeners(listeners)
 	}
+	// The signals fence is to pass on are caught from before the clone:
+	// the command may run, and fence be signalled, at once.
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, forwarded...)
+	defer signal.Stop(sigs)
 	child, err := startChild(w)
 	if err != nil {
 		return 0, err
@@ -212,8 +217,7 @@ func superviseThen(w *wire, ended func(), stderr io.Writer) (int, error) {
 	defer child.close()
 	jobs.init = child.proc
 	ready := make(chan struct{})
-	sigs := forwardSignals(child.proc, ready)
-	defer signal.Stop(sigs)
+	go forwardSignals(sigs, child.proc, ready)
 	return serve(child, w, jobs, ready, forwards, listeners, stderr)
 }
 
@@ -287,27 +291,21 @@ func notifyJudge(w *wire, stderr io.Writer) *connectJudge {
 	return nil
 }
 
-// forwardSignals passes the signals fence gets on to the init, once ready
-// is closed: before it reports, the init may not have its handlers yet,
-// and an init (pid 1) without them would not die of the signal but of
-// the Go runtime giving up on it. One that ends processes is followed by
-// SIGCONT to the init: in the Landlock-only engine the command shares its
-// uid, with no pid namespace between them, and may have stopped it; the
-// init, continued, passes the signal on and continues the command's group
+// forwardSignals passes the signals fence gets on to pid 1 (which
+// passes them on to the command), from when the child is ready: one that
+// came before waits in sigs. One that ends processes is followed by
+// SIGCONT to pid 1: in the Landlock-only engine the command shares its
+// uid, with no pid namespace between them, and may have stopped it; pid
+// 1, continued, passes the signal on and continues the command's group
 // itself.
-func forwardSignals(p *os.Process, ready <-chan struct{}) chan os.Signal {
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, forwarded...)
-	go func() {
-		<-ready
-		for s := range sigs {
-			p.Signal(s)
-			if s != unix.SIGUSR1 && s != unix.SIGUSR2 {
-				p.Signal(unix.SIGCONT)
-			}
+func forwardSignals(sigs <-chan os.Signal, p *os.Process, ready <-chan struct{}) {
+	<-ready
+	for s := range sigs {
+		p.Signal(s)
+		if s != unix.SIGUSR1 && s != unix.SIGUSR2 {
+			p.Signal(unix.SIGCONT)
 		}
-	}()
-	return sigs
+	}
 }
 
 func exitCode(ps *os.ProcessState) int {

@@ -28,9 +28,9 @@ import (
 //     which the child exits (and the supervisor turns the pair into an
 //     error naming what the step did: see program.failure); or msgReady,
 //     with the descriptors the child made for the supervisor attached as
-//     SCM_RIGHTS: Step of them are the proxies' listening sockets in
-//     listenAddrs order, and one more, when Arg says 2 (the seccomp
-//     notify listener), follows them. The child then runs the command.
+//     SCM_RIGHTS, Arg of them: the first Step are the proxies' listening
+//     sockets in listenAddrs order, and the one after them, if any, is
+//     the seccomp notify listener. The child then runs the command.
 //  3. after msgReady, the messages of pid 1's duties (see pid1_linux.go).
 //
 // A child that dies before its report closes its end: the supervisor

@@ -62,7 +62,7 @@ func TestPlanGolden(t *testing.T) {
 	}
 	for _, platform := range []string{"linux", "darwin"} {
 		var stdout, stderr bytes.Buffer
-		root := newRootCmd(&stdout, &stderr, nil)
+		root := newRootCmd(&stdout, &stderr)
 		root.SetArgs([]string{"plan", "-s", "../policy.json", "--platform", platform, "--", "make", "test"})
 		if err := root.Execute(); err != nil {
 			t.Fatalf("%s: %v\n%s", platform, err, stderr.String())

@@ -9,11 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-
 // Securebits (linux/securebits.h): uid 0 gets no capabilities from exec,
 // setuid transitions do not adjust them, no ambient raise; all locked.
 const secureBits = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<5 | 1<<6 | 1<<7
-
 
 func lastCap() (int, error) {
 	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")

@@ -83,8 +83,10 @@ type childProg struct {
 	// report is the failure message; wait the buffer msgMapsDone is
 	// read into.
 	report, wait *syncMsg
-	fds          childFDs
-	cloneFlags   uintptr
+	// sigOld and sigDfl are resetSignals' buffers.
+	sigOld, sigDfl sigaction
+	fds            childFDs
+	cloneFlags     uintptr
 	// title is the memory of the command line the child inherited,
 	// which /proc shows; the child writes titleSrc over it.
 	title, titleSrc []byte
@@ -137,11 +139,17 @@ func childMain(p *childProg) {
 	if ppid, _, _ := syscall.RawSyscall6(unix.SYS_GETPPID, 0, 0, 0, 0, 0, 0); ppid != p.ppid {
 		childExit(125) // the supervisor died before the prctl
 	}
-	runtimeAfterForkInChild()
-	// Every signal stays blocked (pid 1's duties read them from a
-	// signalfd): one sent to the init of a pid namespace while its
-	// action is the default would be dropped.
-	syscall.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&allSignals)), 0, 8, 0, 0)
+	// Out of fence's process group at once, before a Ctrl-Z or Ctrl-C
+	// for fence's group reaches the child too (the supervisor does the
+	// same from its side).
+	syscall.RawSyscall6(unix.SYS_SETPGID, 0, 0, 0, 0, 0, 0)
+	// Every signal stays blocked, as runtime_BeforeFork left them (pid
+	// 1's duties read them from a signalfd): one sent to the init of a
+	// pid namespace while its action is the default would be dropped,
+	// and one that came since the clone would act now. The Go runtime's
+	// handlers go, as runtime_AfterForkInChild would take them, but
+	// without its restoring the signal mask.
+	resetSignals(&p.sigOld, &p.sigDfl)
 	n, _, e := syscall.RawSyscall6(unix.SYS_READ, uintptr(p.fds.sync), uintptr(unsafe.Pointer(p.wait)), uintptr(syncMsgSize), 0, 0, 0)
 	if e != 0 || n != uintptr(syncMsgSize) || p.wait.Kind != msgMapsDone {
 		childExit(125)
@@ -155,6 +163,40 @@ func childMain(p *childProg) {
 		childExit(125)
 	}
 }
+
+// resetSignals sets the action of every signal that has a handler (the
+// Go runtime's) back to the default; an ignored one stays ignored. old
+// and dfl are its buffers.
+//
+//go:nosplit
+//go:norace
+func resetSignals(old, dfl *sigaction) {
+	for sig := uintptr(1); sig <= 64; sig++ {
+		if sig == uintptr(unix.SIGKILL) || sig == uintptr(unix.SIGSTOP) {
+			continue
+		}
+		if _, _, e := syscall.RawSyscall6(unix.SYS_RT_SIGACTION, sig, 0, uintptr(unsafe.Pointer(old)), 8, 0, 0); e != 0 {
+			continue
+		}
+		if old.handler != sigIgn && old.handler != sigDfl {
+			*dfl = sigaction{}
+			syscall.RawSyscall6(unix.SYS_RT_SIGACTION, sig, uintptr(unsafe.Pointer(dfl)), 0, 8, 0, 0)
+		}
+	}
+}
+
+// sigaction is the kernel's struct sigaction (with sa_restorer, as on
+// amd64 and arm64).
+type sigaction struct {
+	handler, flags, restorer uintptr
+	mask                     uint64
+}
+
+// The handlers SIG_DFL and SIG_IGN.
+const (
+	sigDfl = uintptr(0)
+	sigIgn = uintptr(1)
+)
 
 // childExit ends the child.
 //
@@ -304,20 +346,17 @@ func sendReady(p *childProg, fd uintptr) (uintptr, uintptr) {
 	return 0, uintptr(e)
 }
 
-// allSignals is the signal mask with every signal in it.
-var allSignals = ^uint64(0)
-
 // atFDCWD is AT_FDCWD as a system call argument.
 const atFDCWD = ^uintptr(99) // -100
 
 // The runtime's side of a fork, as the syscall package calls it (the
-// linker lets these three be named from outside; gVisor does too).
+// linker lets these be named from outside; gVisor does too). The child
+// does not call runtime_AfterForkInChild: it restores the signal mask,
+// and a signal that came since the clone (a Ctrl-Z) would stop the child
+// there; resetSignals does the rest of its work.
 
 //go:linkname runtimeBeforeFork syscall.runtime_BeforeFork
 func runtimeBeforeFork()
 
 //go:linkname runtimeAfterFork syscall.runtime_AfterFork
 func runtimeAfterFork()
-
-//go:linkname runtimeAfterForkInChild syscall.runtime_AfterForkInChild
-func runtimeAfterForkInChild()

@@ -480,7 +480,6 @@ func notifyProgram(c notified) ([]bpf.RawInstruction, error) {
 	return bpf.Assemble(prog)
 }
 
-
 // serveNotify answers the sandbox's notifications until the sandbox is
 // gone: execs are judged in turn, connects each on a goroutine of its
 // own (conn is nil when fence does not judge them). The plan's exec rules

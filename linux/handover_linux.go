@@ -84,6 +84,7 @@ func (s *startedChild) start(w *wire, fds childFDs) error {
 		}
 		return err
 	}
+	unix.Setpgid(pid, pid) // as the child does: whichever comes first
 	if s.proc, err = os.FindProcess(pid); err != nil {
 		unix.Kill(pid, unix.SIGKILL)
 		return fmt.Errorf("find the sandbox child: %w", err)

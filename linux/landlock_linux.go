@@ -45,7 +45,6 @@ func KernelLandlockABI() int {
 	return v
 }
 
-
 // landlockRulesetFD makes the plan's ruleset without enforcing it, for
 // one thread to enter (see connectJudge); fd is -1 when there is nothing
 // to enforce.

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -61,10 +60,13 @@ func forkPid1ForTest(p *pid1Prog, fds *childFDs) (uintptr, syscall.Errno) {
 //go:nosplit
 //go:norace
 func pid1ChildForTest(p *pid1Prog, fds *childFDs) {
-	runtimeAfterForkInChild()
-	syscall.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&allSignals)), 0, 8, 0, 0)
+	resetSignals(&testSigOld, &testSigDfl) // every signal stays blocked, as in forkChild's child
 	p.run(fds)
 }
+
+// testSigOld and testSigDfl are resetSignals' buffers in the test's
+// child.
+var testSigOld, testSigDfl sigaction
 
 // wait waits for pid 1 and returns its exit code (-1 when it was
 // already reaped).

@@ -25,8 +25,7 @@ func lowerPlan(w *wire, fds childFDs) (p *program, ruleset int, err error) {
 	if err != nil {
 		return nil, -1, err
 	}
-	p.mark("setpgid, descriptors")
-	p.sys(errorf("setpgid: %w"), unix.SYS_SETPGID, 0, 0)
+	p.mark("descriptors")
 	p.closeOthers(append([]int{int(fds.sync), int(fds.jobs), ll.ruleset}, w.Plan.KeepFDs...), w.Plan.KeepFDs)
 	plan := w.Plan
 	if w.Namespaces {

@@ -69,7 +69,8 @@ type ProfileOptions struct {
 	// Terminal tab's /dev/ttysN, would give it that tab's keystrokes).
 	Terminals []string
 	// UserTempDir and UserCacheDir are confstr's DARWIN_USER_TEMP_DIR and
-	// DARWIN_USER_CACHE_DIR (below /private/var/folders).
+	// DARWIN_USER_CACHE_DIR (below /private/var/folders): the profile
+	// grants them nothing of its own (only the policy's rules do).
 	UserTempDir, UserCacheDir string
 	// Tag starts every message ("fence" when empty), so that a run's
 	// denials can be told from another run's in the log.

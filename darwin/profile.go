@@ -199,20 +199,11 @@ func (w *writer) reads(in Input) {
 		w.rules("file-read*", slices.Concat(in.Read, in.Write), `(literal "/")`)
 	}
 	w.rules("file-read-data process-exec", in.Execute)
-	if dirs := in.userDirs(); len(dirs) > 0 {
-		w.comment("the per-user temporary and cache directories (clang and Swift module caches, xcrun)")
-		w.allow("file-read* file-write*", dirs...)
-	}
-}
-
-func (o ProfileOptions) userDirs() []string {
-	var out []string
-	for _, d := range []string{o.UserTempDir, o.UserCacheDir} {
-		if d != "" {
-			out = append(out, "(subpath "+sbplString(darwinPath(d))+")")
-		}
-	}
-	return out
+	// The per-user temporary and cache directories (below
+	// /private/var/folders) get only what the policy's rules give them:
+	// they hold other programs' files, and caches that host tools trust
+	// (clang's modules). The command's own go to the private TMPDIR (see
+	// privateEnv).
 }
 
 func (w *writer) writes(in Input) {

@@ -190,8 +190,13 @@ func checkBaseline(t *testing.T, name string, rules []rule, in Input) {
 			t.Errorf("%s: %s is not allowed", name, op)
 		}
 	}
+	// The per-user directories get nothing beyond the policy's rules.
 	for _, d := range []string{in.UserTempDir, in.UserCacheDir} {
-		has("file-write*", `(subpath "`+darwinPath(d)+`")`)
+		for _, op := range []string{"file-write*", "file-read*"} {
+			if slices.ContainsFunc(filtersOf(rules, "allow", op), func(f string) bool { return strings.Contains(f, darwinPath(d)) }) {
+				t.Errorf("%s: %s allowed in the per-user directory %s", name, op, d)
+			}
+		}
 	}
 	if in.ReadMode == policy.ReadDefaultDeny {
 		has("file-read*", `(literal "/")`)

@@ -53,7 +53,8 @@ func Run(plan *sandbox.Plan, rt *sandbox.Runtime, stderr io.Writer) (int, error)
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "fence: warning: %s\n", w)
 	}
-	env := append(sandbox.ProxyEnv(rt.Env(plan), httpPort, socksPort), privateEnv(tmp)...)
+	env := sandbox.ProxyEnv(rt.Env(plan), httpPort, socksPort)
+	env = append(env, privateEnv(tmp, env)...)
 	closeInherited(plan.KeepFDs)
 	if plan.Monitor {
 		stop := streamDenials(tag, stderr)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path"
 	"syscall"
 
 	"github.com/fence-sandbox/fence/policy"
@@ -144,9 +145,19 @@ func (s execSight) execd() bool {
 	return !s.zombie
 }
 
-// privateEnv points the command's temporary files at the run's private
-// TMPDIR, tmux's server socket among them (tmux ignores TMPDIR and would
-// look for the host's server in /tmp, which stays closed).
-func privateEnv(tmp string) []string {
-	return []string{"TMPDIR=" + tmp, "TMUX_TMPDIR=" + tmp}
+// privateEnv points the command's temporary files and compiler caches
+// at the run's private TMPDIR: tmux's server socket (tmux ignores TMPDIR
+// and would look for the host's server in /tmp, which stays closed), and
+// clang's and SwiftPM's module caches, which default to the per-user
+// cache directory, where the host's own builds would trust what the
+// command left. A cache variable the command's environment sets already
+// is kept.
+func privateEnv(tmp string, env []string) []string {
+	out := []string{"TMPDIR=" + tmp, "TMUX_TMPDIR=" + tmp}
+	for _, kv := range [][2]string{{"CLANG_MODULE_CACHE_PATH", "clang-module-cache"}, {"SWIFTPM_MODULECACHE_OVERRIDE", "swiftpm-module-cache"}} {
+		if envValue(env, kv[0]) == "" {
+			out = append(out, kv[0]+"="+path.Join(tmp, kv[1]))
+		}
+	}
+	return out
 }

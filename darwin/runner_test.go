@@ -3,6 +3,7 @@ package darwin
 import (
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -209,5 +210,15 @@ func TestLogEnd(t *testing.T) {
 		if got := logEnd(tt.said, tt.err); got != tt.want {
 			t.Errorf("logEnd(%q, %v) = %q, want %q", tt.said, tt.err, got, tt.want)
 		}
+	}
+}
+
+// TestPrivateEnv: the command's tmux and module caches go to the private
+// TMPDIR, unless its environment names a cache of its own.
+func TestPrivateEnv(t *testing.T) {
+	got := privateEnv("/private/var/folders/x/fence-1", []string{"SWIFTPM_MODULECACHE_OVERRIDE=/w/.build/mc"})
+	want := []string{"TMPDIR=/private/var/folders/x/fence-1", "TMUX_TMPDIR=/private/var/folders/x/fence-1", "CLANG_MODULE_CACHE_PATH=/private/var/folders/x/fence-1/clang-module-cache"}
+	if !slices.Equal(got, want) {
+		t.Errorf("privateEnv = %q, want %q", got, want)
 	}
 }

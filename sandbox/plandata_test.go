@@ -12,7 +12,8 @@ import (
 
 // templatePlans are plans of every builtin template, and of policies
 // that fill the parts of a plan the templates leave empty (exec rules in
-// argv mode, an upstream proxy with credentials, -p ports, limits).
+// argv mode, an upstream proxy with credentials, -p ports, limits), with
+// the Landlock-only engine's rules.
 func templatePlans(t *testing.T) map[string]*Plan {
 	t.Helper()
 	dir, home := mktree(t, "ws/.git/", "ws/src/a.go", "home/.ssh/id_ed25519"), ""
@@ -41,7 +42,7 @@ func templatePlans(t *testing.T) map[string]*Plan {
 	for name, c := range configs {
 		pol := policy.Compile(c, env)
 		o := Options{Argv: []string{"true"}, Environ: []string{"PATH=/usr/bin:/bin", "HOME=" + home, "GH_TOKEN=x"},
-			UID: 1000, GID: 1000, KeepFDs: []int{7}, Monitor: true, Seccomp: []string{"ptrace"}}
+			UID: 1000, GID: 1000, KeepFDs: []int{7}, Monitor: true, Seccomp: []string{"ptrace"}, LandlockOnly: true}
 		if name == "argv-upstream" {
 			o.Forwards = []Forward{{HostAddr: "127.0.0.1:8000", Port: 8000}}
 			o.Limits = &policy.RunLimits{OpenFiles: 64, TmpSizeMB: 10}
@@ -49,6 +50,9 @@ func templatePlans(t *testing.T) map[string]*Plan {
 		p, err := NewPlan(pol, o)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
+		}
+		if p.LandlockOnly == nil {
+			t.Fatalf("%s: no Landlock-only rules", name)
 		}
 		plans[name] = p
 	}

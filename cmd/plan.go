@@ -21,6 +21,7 @@ import (
 
 func newPlanCmd(pf *policyFlags, stdout io.Writer) *cobra.Command {
 	var shell, platform string
+	var landlockOnly bool
 	c := &cobra.Command{
 		Use:   "plan [flags] [-- command args...]",
 		Short: "Print the sandbox plan without running anything: JSON for linux, the Seatbelt profile for darwin",
@@ -32,7 +33,8 @@ func newPlanCmd(pf *policyFlags, stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			plan, err := planFor(pol, disk, sandbox.Options{Argv: args, Shell: shell, Degraded: "refuse", LandlockOnly: true})
+			plan, err := planFor(pol, disk, sandbox.Options{Argv: args, Shell: shell, Degraded: "refuse",
+				LandlockOnly: landlockOnly || linux.UserNamespacesBlocked()})
 			if err != nil {
 				return err
 			}
@@ -50,6 +52,7 @@ func newPlanCmd(pf *policyFlags, stdout io.Writer) *cobra.Command {
 	}
 	c.Flags().StringVarP(&shell, "command", "c", "", "plan for this shell string")
 	c.Flags().StringVar(&platform, "platform", runtime.GOOS, "linux or darwin")
+	c.Flags().BoolVar(&landlockOnly, "landlock-only", false, "on linux, add the rules of the Landlock-only engine, which runs where this user cannot create user namespaces (added anyway when this system's settings say so)")
 	return c
 }
 

@@ -63,7 +63,7 @@ func TestPlanGolden(t *testing.T) {
 	for _, platform := range []string{"linux", "darwin"} {
 		var stdout, stderr bytes.Buffer
 		root := newRootCmd(&stdout, &stderr)
-		root.SetArgs([]string{"plan", "-s", "../policy.json", "--platform", platform, "--", "make", "test"})
+		root.SetArgs([]string{"plan", "-s", "../policy.json", "--platform", platform, "--landlock-only", "--", "make", "test"})
 		if err := root.Execute(); err != nil {
 			t.Fatalf("%s: %v\n%s", platform, err, stderr.String())
 		}

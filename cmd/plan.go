@@ -57,14 +57,22 @@ func newPlanCmd(pf *policyFlags, stdout io.Writer) *cobra.Command {
 }
 
 // printDarwinPlan prints the sandbox-exec command line and the profile
-// compiled from the plan. The proxy ports, the TMPDIR and the per-user
-// directories are the run's; the plan shows the policy's ports and
-// placeholder directories.
+// compiled from the plan, or returns why the macOS backend would refuse
+// to run it (exit 125, as the run would). The proxy ports, the TMPDIR and
+// the per-user directories are the run's; the plan shows the policy's
+// ports and placeholder directories.
 func printDarwinPlan(w io.Writer, plan *sandbox.Plan) error {
-	profile := darwin.Profile(plan, darwin.ProfileOptions{HTTPPort: plan.Proxy.HTTPPort, SOCKSPort: plan.Proxy.SOCKSPort, TmpDir: "/private/var/folders/fence-XXXXXX",
-		UserTempDir: "/private/var/folders/XX/USER/T", UserCacheDir: "/private/var/folders/XX/USER/C"})
+	o := darwin.ProfileOptions{TmpDir: "/private/var/folders/fence-XXXXXX", SSHAuthSock: os.Getenv("SSH_AUTH_SOCK"),
+		UserTempDir: "/private/var/folders/XX/USER/T", UserCacheDir: "/private/var/folders/XX/USER/C"}
+	if plan.Proxy != nil {
+		o.HTTPPort, o.SOCKSPort = plan.Proxy.HTTPPort, plan.Proxy.SOCKSPort
+	}
+	profile, _, err := darwin.ProfileFor(plan, o)
+	if err != nil {
+		return fmt.Errorf("on macOS: %w", err)
+	}
 	argv, _ := json.Marshal(append([]string{"/usr/bin/sandbox-exec", "-p", "PROFILE", "--"}, plan.Argv...))
-	_, err := fmt.Fprintf(w, "; argv: %s\n%s", argv, profile)
+	_, err = fmt.Fprintf(w, "; argv: %s\n%s", argv, profile)
 	return err
 }
 

@@ -11,19 +11,9 @@ import (
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
-// Profile compiles the plan into an SBPL profile (see ProfileFor); a plan
-// the profile cannot enforce exactly gives a profile that denies
-// everything, naming why.
-func Profile(plan *sandbox.Plan, o ProfileOptions) string {
-	profile, _, err := ProfileFor(plan, o)
-	if err != nil {
-		return refusedProfile(o, err)
-	}
-	return profile
-}
-
-// ProfileFor compiles the plan into an SBPL profile, or says why it
-// cannot enforce it exactly (a refusal: exit 125). The disk is asked, at
+// ProfileFor compiles the plan into an SBPL profile, or says why the
+// macOS backend refuses it (what the runner cannot enforce, or a pattern
+// the profile cannot match exactly): exit 125. The disk is asked, at
 // the command's PATH, only what the plan does not carry yet: deny rules'
 // links and the binaries of one-word command rules.
 //
@@ -31,6 +21,9 @@ func Profile(plan *sandbox.Plan, o ProfileOptions) string {
 // socketscan.go); the warnings say which trees that walk could not
 // finish, closed to unix sockets for the run.
 func ProfileFor(plan *sandbox.Plan, o ProfileOptions) (profile string, warnings []string, err error) {
+	if err := refusal(plan); err != nil {
+		return "", nil, err
+	}
 	in := InputFromPlan(plan, o, HostFinder{Path: envValue(plan.Env, "PATH")})
 	if err := CheckRun(in); err != nil {
 		return "", nil, err

@@ -1,6 +1,7 @@
 package darwin
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -301,6 +302,10 @@ func (w *writer) filters(r PathRule, exact bool) []string {
 			mode = foldEqual
 		}
 		re, err := globRegex(p, mode, exact)
+		var u *Unexpressible
+		if !exact && errors.As(err, &u) && u.Why == errBadGlob {
+			continue // an allow that grants nothing, as on Linux
+		}
 		if err != nil && w.err == nil {
 			w.err = r.refusal(err)
 		}

@@ -9,6 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/fence-sandbox/fence/policy"
 )
 
@@ -45,6 +47,12 @@ func (e *Unexpressible) Error() string {
 	return fmt.Sprintf("%q cannot be matched exactly by a macOS profile: %s", e.Pattern, e.Why)
 }
 
+// errBadGlob is why a pattern that is not a valid glob (an unclosed "["
+// or "{", a trailing backslash) has no regex: the Linux matcher matches
+// nothing with it, so an allow of it grants nothing and a deny of it is
+// refused.
+const errBadGlob = "not a valid glob (an unclosed [ or {, or a trailing backslash), which matches nothing on Linux"
+
 // globRegex translates an absolute doublestar pattern into an anchored
 // regular expression that matches exactly the paths policy.Covers
 // matches: the pattern itself, or anything below a path it matches. With
@@ -53,6 +61,9 @@ func (e *Unexpressible) Error() string {
 func globRegex(pattern string, fold foldMode, exact bool) (string, error) {
 	if pattern == "/" {
 		return "^/.*$", nil
+	}
+	if !doublestar.ValidatePattern(pattern) {
+		return "", &Unexpressible{Pattern: pattern, Why: errBadGlob}
 	}
 	t := &translator{fold: fold, exact: exact, pattern: pattern}
 	t.b.WriteString("^")
@@ -85,7 +96,8 @@ func (t *translator) translate(p string) {
 			t.b.WriteString("(.*/)?") // any number of whole segments
 			i += 2
 		case strings.HasPrefix(p[i:], "**"):
-			t.b.WriteString(".*")
+			// Not a whole segment: the Linux matcher reads it as "*".
+			t.b.WriteString("[^/]*")
 			i++
 		case c == '*':
 			t.b.WriteString("[^/]*") // exact byte by byte: no UTF-8 sequence holds a '/'

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/fence-sandbox/fence/policy"
 )
 
@@ -98,12 +100,13 @@ func TestGlobRegexMatchesLinux(t *testing.T) {
 		"/w/{a,{b,c}}/x", "/w/{a,b{c,x}}", "/w/{src,{x,y}/**}/main.go", "/w/[-_]x", "/w/[]a]x", "/w/[a^]x",
 		"/w/[!ab]x", "/w/[k]", "/w/[à-é]x", "/w/[a-ÿ]x", "/w/[\\]\\-]x", "/w/[[.]x", "/w/[[]x",
 		"/w/my file", "/w/quo\"te", "/w/back\\\\slash", "/w/dot.ts", "/w/**/node_modules", "/Ünï/**/Cåse", "/Ünï/Cåse",
-		"/w/kit", "/w/**/KIT",
+		"/w/kit", "/w/**/KIT", "/w/**x/out", "/w/**.txt", "/w/x**", "/w/a**/b", "/w/a[b", "/w/{a", "/w/a\\", "/w/{a,b",
 	}
 	segments := []string{"w", "h", ".env", ".env.local", "a.pem", "SERVER.PEM", ".ssh", "id_rsa", "id_ed25519.pub",
 		".aws", "credentials", "src", "main.go", "abc", "aXc", "x", "y", "a", "b", "c", "my file", "quo\"te",
 		"back\\slash", "dot.ts", "dotXts", "node_modules", "Ünï", "ünï", "Cåse", "CÅSE", "W", ".ENV",
-		"-x", "_x", "]x", "^x", "\\x", "ax", "cx", "[x", ".x", "k", "K", "\u212a", "\u212aIT", "kİt", "éx", "Éx", "ÿx", "aüc", "üx"}
+		"-x", "_x", "]x", "^x", "\\x", "ax", "cx", "[x", ".x", "k", "K", "\u212a", "\u212aIT", "kİt", "éx", "Éx", "ÿx", "aüc", "üx",
+		"bx", "out", "y.txt", "xa", "ab", "a[b", "{a", "a\\"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	paths := []string{"/", "/w", "/w/.env", "/h/.ssh/id_rsa"}
 	for range 3000 {
@@ -167,6 +170,7 @@ func FuzzGlobRegex(f *testing.F) {
 		{"/w/**/.env", "/w/a/.env/b"}, {"/w/**/*.pem", "/w/K/SERVER.PEM"}, {"/h/.ssh/id_*", "/h/.ssh/id_rsa.pub"},
 		{"/w/**", "/w"}, {"/w/*/x", "/w/a/x/y"}, {"/w/[ab]?", "/w/az"}, {"/w/a?c", "/w/a/c"}, {"/Ünï/**/Cåse", "/ünï/x/CÅSE"},
 		{"/w/[-_]x", "/w/-x"}, {"/w/[!-_]x", "/w/üx"}, {"/w/kit", "/w/\u212ait"},
+		{"/w/**x/out", "/w/a/bx/out"}, {"/w/**.txt", "/w/x/y.txt"}, {"/w/x**", "/w/xa/b"}, {"/w/a[b", "/w/a[b"}, {"/w/{a", "/w/{a"}, {`/w/a\`, `/w/a\`},
 	} {
 		f.Add(s[0], s[1], false)
 		f.Add(s[0], s[1], true)
@@ -194,16 +198,21 @@ func FuzzGlobRegex(f *testing.F) {
 // `fence config lint` does not warn about: absolute, clean, valid UTF-8, a
 // valid glob, and "**" only as a whole segment
 // (bare-doublestar).
+//
+// Patterns lint warns about, or that are not valid globs, are generated
+// too (a "**" inside a segment, an unclosed "[" or "{", a trailing
+// backslash): the regex must match them as the Linux matcher does, or
+// (for a bad glob) be refused. Three stars in a row are left out: the
+// Linux matcher reads them differently at the end of a pattern than
+// before a "/" ("/w***" does not match "/w", "/w***/a" matches "/w/a").
 func validPattern(p string) bool {
-	if !path.IsAbs(p) || path.Clean(p) != p || !utf8.ValidString(p) || policy.CheckPathPattern(p) != "" {
-		return false
-	}
-	for _, seg := range strings.Split(p, "/") {
-		if strings.Contains(seg, "**") && seg != "**" {
-			return false
-		}
-	}
-	return true
+	return path.IsAbs(p) && path.Clean(p) == p && utf8.ValidString(p) && !backwardClass(p) && !strings.Contains(p, "***")
+}
+
+// backwardClass reports a class with a backward range, which config
+// validation refuses before any profile is made.
+func backwardClass(p string) bool {
+	return doublestar.ValidatePattern(p) && policy.CheckPathPattern(p) != ""
 }
 
 // checkPOSIXBrackets reads every bracket expression of re as a POSIX ERE

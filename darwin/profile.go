@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/fence-sandbox/fence/policy"
 )
 
@@ -316,12 +318,31 @@ func (w *writer) filters(r PathRule, exact bool) []string {
 
 // spellings are the rule's pattern on macOS ("/private" for /tmp, /var
 // and /etc) and its resolved spellings.
+//
+// A spelling with letters outside ASCII comes in both Unicode forms, the
+// composed (NFC) and the decomposed (NFD): macOS's file systems take
+// either for the same file, and Seatbelt may see the one the caller
+// typed. (A glob's classes are left as written: decomposing one would
+// change what it matches.)
 func (r PathRule) spellings() []string {
-	out := []string{darwinPath(r.Pattern)}
-	for _, s := range r.Resolved {
-		out = appendNew(out, darwinPath(s))
+	var out []string
+	for _, s := range append([]string{r.Pattern}, r.Resolved...) {
+		s = darwinPath(s)
+		out = appendNew(out, s)
+		if !isASCIIString(s) && !(r.Glob && strings.Contains(s, "[")) {
+			out = appendNew(out, norm.NFC.String(s), norm.NFD.String(s))
+		}
 	}
 	return out
+}
+
+func isASCIIString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // refusal names the rule, where it was written, and why.

@@ -91,7 +91,8 @@ func (w *writer) hostSocketPlaces(in Input) []hostSocketPlace {
 			return !r.Glob && slices.ContainsFunc(r.spellings(), func(t string) bool { return under(h.tree(), t) })
 		})
 		own := h.socket && in.TmpDir != "" && under(h.path, darwinPath(in.TmpDir))
-		return !reached || covered || own || h.socket && listedSocket(h.path, in.UnixSockets)
+		dns := h.socket && in.HostNetwork && under(h.path, dnsSocket)
+		return !reached || covered || own || dns || h.socket && listedSocket(h.path, in.UnixSockets)
 	})
 	slices.SortStableFunc(places, func(a, b hostSocketPlace) int { return strings.Compare(a.path+a.regex, b.path+b.regex) })
 	return slices.CompactFunc(places, func(a, b hostSocketPlace) bool { return a == b })
@@ -99,11 +100,15 @@ func (w *writer) hostSocketPlaces(in Input) []hostSocketPlace {
 
 // except are the filters a place's deny leaves out: the listed sockets
 // that may lie in it, and for a tree fence could not list, the private
-// TMPDIR, where the command's own sockets are.
+// TMPDIR, where the command's own sockets are, and with the host's
+// network mDNSResponder's socket.
 func (w *writer) except(h hostSocketPlace, in Input) []string {
 	var out []string
 	if h.cut && in.TmpDir != "" {
 		out = append(out, "(subpath "+sbplString(darwinPath(in.TmpDir))+")")
+	}
+	if h.cut && in.HostNetwork && (under(dnsSocket, h.tree()) || under(h.tree(), dnsSocket)) {
+		out = append(out, "(subpath "+sbplString(dnsSocket)+")") // name resolution, which the host's network opens
 	}
 	for _, r := range in.UnixSockets {
 		if slices.ContainsFunc(r.trees(), func(t string) bool { return under(t, h.tree()) || under(h.tree(), t) }) {

@@ -159,3 +159,21 @@ func TestSocketScan(t *testing.T) {
 		}
 	}
 }
+
+// TestHostSocketsKeepDNS: with the host's network, mDNSResponder's socket
+// stays reachable even where the writable trees would close it (found at
+// start, or below a tree the walk could not finish).
+func TestHostSocketsKeepDNS(t *testing.T) {
+	in := InputFromPolicy(policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowWrite: []string{"/var/run"}}, Network: policy.Network{AllowedDomains: []string{"*"}}}, testEnv), testOptions, testFinder)
+	in.HostSockets = []string{dnsSocket, "/private/var/run/other.sock"}
+	in.SocketScanCut = []string{"/private/var"}
+	p, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	connect := socketDenies(t, p, "network-outbound")
+	if strings.Contains(connect, folded(dnsSocket)) || !strings.Contains(connect, folded("/private/var/run/other.sock")) ||
+		!strings.Contains(connect, `(require-not (remote unix-socket (subpath "`+dnsSocket+`")))`) {
+		t.Errorf("mDNSResponder's socket is closed, or another is open:\n%s", connect)
+	}
+}

@@ -1,6 +1,7 @@
 package darwin
 
 import (
+	"bytes"
 	"errors"
 
 	"golang.org/x/sys/unix"
@@ -13,7 +14,7 @@ import (
 // start of sandbox-exec has executed by then (os.StartProcess returns
 // after it), so an exec the kqueue reports is sandbox-exec's of the
 // command. What could happen before the watch began is read from the
-// process's name once it is watched (see execSight).
+// process's name and program path once it is watched (see execSight).
 type execWatch struct {
 	kq    int // -1 when not watching
 	sight execSight
@@ -23,8 +24,22 @@ type execWatch struct {
 func watchExec(pid int) *execWatch {
 	w := &execWatch{kq: watchProcess(pid)}
 	_, comm, zombie, read := processInfo(pid)
-	w.sight = execSight{read: read, comm: comm, zombie: zombie, watched: w.kq >= 0}
+	w.sight = execSight{read: read, comm: comm, path: execPath(pid), zombie: zombie, watched: w.kq >= 0}
 	return w
+}
+
+// execPath is the path pid's last exec was given (the start of sysctl
+// kern.procargs2, after argc), or "" when it cannot be read (a zombie's).
+func execPath(pid int) string {
+	b, err := unix.SysctlRaw("kern.procargs2", pid)
+	if err != nil || len(b) < 5 {
+		return ""
+	}
+	b = b[4:]
+	if i := bytes.IndexByte(b, 0); i > 0 {
+		return string(b[:i])
+	}
+	return ""
 }
 
 // watchProcess is a kqueue that reports pid's exec and exit, or -1.

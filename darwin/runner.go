@@ -122,31 +122,28 @@ func crashSignal(sig syscall.Signal) bool {
 
 // execSight is what fence saw of the process sandbox-exec runs as: its
 // name (p_comm) and whether it was a zombie when the watch began (read
-// is false when they could not be read), whether the kqueue watched it,
-// and whether that reported an exec (or failed to answer).
+// is false when they could not be read), the path of the program it runs
+// (the path its last exec was given; "" when unread), whether the kqueue
+// watched it, and whether that reported an exec (or failed to answer).
 type execSight struct {
 	read, zombie   bool
-	comm           string
+	comm, path     string
 	watched, noted bool
 }
 
 // execd decides whether sandbox-exec executed the command. A process no
-// longer named sandbox-exec when the watch began had executed it; one
-// still named so did if the watch saw an exec. Unwatched, it had not only
-// if it had ended already. Where fence cannot tell, the answer is yes, and
-// the status passes for the command's, as it would without the watch.
-//
-// One window is left open: a command that is itself named sandbox-exec,
-// executed before the watch began (between the start of sandbox-exec and
-// the kqueue's registration; sandbox-exec compiles the profile first, so
-// the window is narrow), looks like sandbox-exec that never executed
-// anything, and its own exit status turns into fence's 125. No
-// sure way closes it without starting sandbox-exec suspended
-// (POSIX_SPAWN_START_SUSPENDED), which the runner does not do yet; the
-// error it leads to is fence's, never a command's success.
+// longer named sandbox-exec when the watch began had executed it, and so
+// had one running a program other than /usr/bin/sandbox-exec (a command
+// that is itself named sandbox-exec, executed before the watch began);
+// one still running sandbox-exec did if the watch saw an exec. Unwatched,
+// it had not only if it had ended already. Where fence cannot tell, the
+// answer is yes, and the status passes for the command's, as it would
+// without the watch.
 func (s execSight) execd() bool {
 	switch {
 	case !s.read || s.comm != sandboxExecName:
+		return true
+	case s.path != "" && s.path != sandboxExec:
 		return true
 	case s.watched:
 		return s.noted

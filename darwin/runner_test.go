@@ -72,6 +72,8 @@ func TestExecSight(t *testing.T) {
 		{"unwatched and still sandbox-exec: cannot tell", execSight{read: true, comm: "sandbox-exec"}, true},
 		{"name unread: cannot tell", execSight{watched: true}, true},
 		{"name unread, unwatched", execSight{zombie: true}, true},
+		{"a command named sandbox-exec, executed before the watch", execSight{read: true, comm: "sandbox-exec", path: "./sandbox-exec", watched: true}, true},
+		{"sandbox-exec itself, by its path", execSight{read: true, comm: "sandbox-exec", path: "/usr/bin/sandbox-exec", watched: true}, false},
 	}
 	for _, tt := range tests {
 		if got := tt.sight.execd(); got != tt.want {

@@ -12,7 +12,7 @@ import (
 	"github.com/fence-sandbox/fence/sandbox/proxy"
 )
 
-// listenAddrs are the addresses the init listens on inside the sandbox,
+// listenAddrs are the addresses the sandbox child listens on inside the sandbox,
 // in the order the supervisor expects them: HTTP proxy, SOCKS5 proxy,
 // then each local port on 127.0.0.1 and on ::1.
 func listenAddrs(p *sandbox.Proxy) []string {
@@ -68,7 +68,7 @@ func serveProxies(plan *sandbox.Plan, rec *sandbox.Recorder, listeners []net.Lis
 	}
 }
 
-// fileListeners turns the descriptors the init sent into listeners; it
+// fileListeners turns the descriptors the child sent into listeners; it
 // returns none unless they are all there.
 func fileListeners(p *sandbox.Proxy, files []*os.File) []net.Listener {
 	if p == nil {

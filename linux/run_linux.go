@@ -319,5 +319,5 @@ func exitCode(ps *os.ProcessState) int {
 	return ws.ExitStatus()
 }
 
-// forwarded are the signals the supervisor and the init pass on.
+// forwarded are the signals the supervisor and pid 1 pass on.
 var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2}

@@ -45,8 +45,11 @@ type pid1Prog struct {
 	newSession   bool
 	dumpable     bool   // the command's first exec is judged
 	addressSpace uint64 // RLIMIT_AS in bytes, 0 for none
-	ports        []uint16
-	console      *byte // "/dev/console"
+	// nofile is the RLIMIT_NOFILE fence was started with, for a command
+	// that has no limit of its own (Cur 0: none to restore).
+	nofile  unix.Rlimit
+	ports   []uint16
+	console *byte // "/dev/console"
 	// names are the supervisor's, for its messages: the child does not
 	// read them.
 	names pid1Names
@@ -276,6 +279,9 @@ func (p *pid1Prog) command() {
 	if p.addressSpace > 0 {
 		p.rlim = unix.Rlimit{Cur: p.addressSpace, Max: p.addressSpace}
 		rawCall(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_AS, uintptr(unsafe.Pointer(&p.rlim)), 0)
+	}
+	if p.nofile.Cur > 0 {
+		rawCall(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_NOFILE, uintptr(unsafe.Pointer(&p.nofile)), 0)
 	}
 	if p.dumpable {
 		// A child of a non-dumpable process is itself non-dumpable until

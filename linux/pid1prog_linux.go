@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fence-sandbox/fence/linux/startlimit"
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
@@ -46,6 +47,7 @@ func newPid1Prog(plan *sandbox.Plan, env []string, namespaces, foreground, noLis
 		allSigs:      ^uint64(0),
 		fwdSigs:      sigBit(unix.SIGCHLD),
 	}
+	p.nofile = startNoFile(plan.Limits.OpenFiles)
 	for _, s := range forwarded {
 		p.fwdSigs |= sigBit(s.(unix.Signal))
 	}
@@ -74,6 +76,19 @@ func newPid1Prog(plan *sandbox.Plan, env []string, namespaces, foreground, noLis
 }
 
 func sigBit(s unix.Signal) uint64 { return 1 << (uint(s) - 1) }
+
+// startNoFile is the open-files limit the command starts with when it has
+// none of its own (openFiles 0): the soft limit fence was started with,
+// which the Go runtime raised in fence (see package startlimit). Cur is 0
+// when there is nothing to restore.
+func startNoFile(openFiles uint64) unix.Rlimit {
+	soft, _, ok := startlimit.NoFile()
+	var now unix.Rlimit
+	if openFiles != 0 || !ok || unix.Getrlimit(unix.RLIMIT_NOFILE, &now) != nil || soft == 0 || soft >= now.Cur {
+		return unix.Rlimit{}
+	}
+	return unix.Rlimit{Cur: soft, Max: now.Max}
+}
 
 // commandCandidates finds where the command may be, the way a shell would,
 // with the command's own PATH: the child takes the first of them that is,

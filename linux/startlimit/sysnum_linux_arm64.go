@@ -1,0 +1,5 @@
+//go:build linux && arm64
+
+package startlimit
+
+const sysPrlimit64 = 261

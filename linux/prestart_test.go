@@ -13,12 +13,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestUnusedInitEnds: fence starts the sandbox's init while it reads the
-// policy and plans. When it then runs no command in that init (a blocked
-// command line, a bad policy, a port in use, a plan that needs the host's
-// network), the init must be gone before fence exits. The test process
-// becomes a subreaper, so an init that outlived fence would turn up as
-// its child.
+// TestUnusedInitEnds: whether fence runs a command or stops before (a
+// blocked command line, a bad policy, a port in use), and whatever
+// network the plan needs, no sandbox child (pid 1 of the sandbox) is left
+// when fence exits. The test process becomes a subreaper, so a child that
+// outlived fence would turn up as its child.
 func TestUnusedInitEnds(t *testing.T) {
 	must(t, unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
 	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
@@ -57,9 +56,10 @@ func TestUnusedInitEnds(t *testing.T) {
 	}
 }
 
-// orphanedInits lists the sandbox inits (whose command name is "exe",
-// as /proc/self/exe) that became children of this process, and reaps
-// those that are already dead.
+// orphanedInits lists the sandbox children (whose command line is
+// "fence-init", which the child writes over the one it inherited) that
+// became children of this process, and reaps those that are already
+// dead.
 func orphanedInits() []string {
 	var found []string
 	procs, _ := os.ReadDir("/proc")
@@ -71,7 +71,8 @@ func orphanedInits() []string {
 		// pid (comm) state ppid ...
 		s := string(b)
 		end := strings.LastIndexByte(s, ')')
-		if end < 0 || !strings.Contains(s[:end], "(exe") {
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if end < 0 || (string(cmdline) != "fence-init\x00" && !strings.Contains(s[:end], "(fence")) {
 			continue
 		}
 		var state string

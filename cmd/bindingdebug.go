@@ -2,6 +2,9 @@ package cmd
 
 import (
 	"fmt"
+	"runtime"
+
+	"github.com/fence-sandbox/fence/darwin"
 
 	"github.com/fence-sandbox/fence/sandbox"
 )
@@ -9,6 +12,9 @@ import (
 // bindingDebug says, for -d, where the command's servers may listen, by
 // the plan's network and Landlock TCP layer.
 func bindingDebug(p *sandbox.Plan) string {
+	if runtime.GOOS == "darwin" {
+		return darwin.NetworkDebug(p)
+	}
 	switch tcp := p.Landlock.TCP; {
 	case tcp.RefusesListen():
 		return "TCP servers are refused (bind and listen fail with EACCES): the network is the host's, where they would listen on its addresses; network.allowLocalBinding: true lets them"

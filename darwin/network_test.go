@@ -54,3 +54,24 @@ func TestNetworkRules(t *testing.T) {
 		}
 	}
 }
+
+// TestNetworkDebug: -d says what the loopback rules above do.
+func TestNetworkDebug(t *testing.T) {
+	yes := &[]bool{true}[0]
+	for _, tc := range []struct {
+		net  policy.Network
+		want string
+	}{
+		{policy.Network{AllowLocalBinding: yes, AllowLocalOutboundPorts: []int{5432}}, "servers may listen on loopback (network.allowLocalBinding true); the host's loopback is reached at the proxies' ports and the ports [5432]"},
+		{policy.Network{}, "servers may not listen"},
+		{policy.Network{AllowedDomains: []string{"*"}}, "the network is the host's; servers may not listen"},
+	} {
+		plan, err := sandbox.NewPlan(policy.Compile(policy.Config{Network: tc.net}, testEnv), sandbox.Options{Argv: []string{"true"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := NetworkDebug(plan); !strings.Contains(got, tc.want) {
+			t.Errorf("NetworkDebug(%+v) = %q, want it to say %q", tc.net, got, tc.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package darwin
 
 import (
 	"cmp"
+	"fmt"
 	"path"
 	"path/filepath"
 	"slices"
@@ -137,4 +138,27 @@ func envValue(env []string, name string) string {
 		}
 	}
 	return ""
+}
+
+// NetworkDebug says, for -d, where the command's servers may listen and
+// what of the host's loopback it reaches under the plan on macOS, where
+// the sandbox has no network of its own.
+func NetworkDebug(plan *sandbox.Plan) string {
+	r := plan.Rules
+	switch {
+	case plan.Network == "host" && r.LocalBinding:
+		return "macOS: the network is the host's; servers may listen on its addresses (network.allowLocalBinding true)"
+	case plan.Network == "host":
+		return "macOS: the network is the host's; servers may not listen (network.allowLocalBinding: true lets them, on every address)"
+	}
+	ports := "no other port"
+	if plan.Proxy != nil && len(plan.Proxy.LocalPorts) > 0 {
+		ports = fmt.Sprintf("the ports %v (network.allowLocalOutboundPorts)", plan.Proxy.LocalPorts)
+	}
+	listen := "servers may not listen (network.allowLocalBinding: true lets them, on loopback)"
+	if r.LocalBinding {
+		listen = "servers may listen on loopback (network.allowLocalBinding true)"
+	}
+	return "macOS: " + listen + "; the host's loopback is reached at the proxies' ports and " + ports +
+		": Seatbelt cannot tell the command's own servers from the host's, so a client in the sandbox reaches its own server only at a listed port"
 }

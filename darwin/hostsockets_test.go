@@ -12,7 +12,7 @@ import (
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
-// socketRules are the profile's denies of op, rendered, joined.
+// socketDenies are the profile's denies of op, rendered, joined.
 func socketDenies(t *testing.T, p, op string) string {
 	t.Helper()
 	return strings.Join(filtersOf(checkProfile(t, "host sockets", p), "deny", op), " ")

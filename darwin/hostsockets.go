@@ -135,7 +135,16 @@ func (w *writer) hostSocketDenies(in Input) {
 			connect = "(require-all " + connect + " " + strings.Join(mapList(ex, func(f string) string { return "(require-not (remote unix-socket " + f + "))" }), " ") + ")"
 		}
 		if h.cut {
+			// A server of the command's there could not be reached from
+			// inside either: binding is closed too (but in the private
+			// TMPDIR), so that none takes the place of a host socket
+			// fence did not see.
+			bind := "(local unix-socket " + h.filter() + ")"
+			if in.TmpDir != "" && under(darwinPath(in.TmpDir), h.tree()) {
+				bind = "(require-all " + bind + " (require-not (local unix-socket (subpath " + sbplString(darwinPath(in.TmpDir)) + "))))"
+			}
 			w.line("(deny network-outbound %s %s)", connect, cutMsg)
+			w.line("(deny network-bind %s %s)", bind, cutMsg)
 			continue
 		}
 		w.line("(deny network-outbound %s %s)", connect, msg)

@@ -154,6 +154,10 @@ func TestSocketScan(t *testing.T) {
 		if !strings.Contains(connect, want) {
 			t.Errorf("a tree whose walk was cut is not closed but for the TMPDIR and the listed socket:\n%s", connect)
 		}
+		wantBind := `(require-all (local unix-socket ` + folded(darwinPath(ws)) + `) (require-not (local unix-socket (subpath "` + darwinPath(tmp) + `"))))`
+		if bind := socketDenies(t, p, "network-bind"); !strings.Contains(bind, wantBind) {
+			t.Errorf("a socket may be bound below a tree whose walk was cut, outside the TMPDIR:\n%s", bind)
+		}
 		if len(warnings) != 1 || !strings.Contains(warnings[0], darwinPath(ws)) || !strings.Contains(p, "; warning: ") {
 			t.Errorf("warnings %q, want one naming %s, in the profile too", warnings, ws)
 		}

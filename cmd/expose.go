@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // exposeFlags are --expose-host-path and --expose-host-path-rw: host
@@ -68,10 +68,10 @@ func checkExposed(flag, p, dir string) (string, error) {
 	if abs != "/tmp" && !strings.HasPrefix(abs, "/tmp/") {
 		return "", fmt.Errorf("%s %q: only a path below /tmp can be exposed: the sandbox's /tmp is its own and hides the host's, but every other host path is the host's already (readable unless a rule denies it; use --allow-write to make it writable)", flag, p)
 	}
-	if _, err := os.Lstat(abs); err != nil {
+	if _, err := inputs.Lstat(abs); err != nil {
 		return "", fmt.Errorf("%s %q: %w", flag, p, err)
 	}
-	real, err := filepath.EvalSymlinks(abs)
+	real, err := inputs.EvalSymlinks(abs)
 	if err != nil {
 		return "", fmt.Errorf("%s %q: %w", flag, p, err)
 	}
@@ -88,7 +88,7 @@ func checkExposed(flag, p, dir string) (string, error) {
 // (/proc/self/mountinfo's fifth field, its octal escapes read); none
 // where the file cannot be read (macOS, which refuses the flags anyway).
 func mountPoints() []string {
-	data, err := os.ReadFile("/proc/self/mountinfo")
+	data, err := inputs.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // guardConfigLinks refuses a run whose policy lets the command rewrite a
@@ -54,7 +55,7 @@ func linksOnTheWay(p string) []wayLink {
 			continue
 		}
 		next := filepath.Join(at, part)
-		fi, err := os.Lstat(next)
+		fi, err := inputs.Lstat(next)
 		if err != nil {
 			return nil
 		}
@@ -62,7 +63,7 @@ func linksOnTheWay(p string) []wayLink {
 			at = next
 			continue
 		}
-		target, err := os.Readlink(next)
+		target, err := inputs.Readlink(next)
 		if err != nil || len(links) == maxLinks {
 			return nil
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // --policy-dir DIR loads and applies the policy as a run started in DIR
@@ -30,7 +32,7 @@ func (o *runOptions) anchorPolicy() error {
 		return fmt.Errorf("--policy-dir %q: not an absolute path", o.policyDir)
 	}
 	dir := filepath.Clean(o.policyDir)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+	if fi, err := inputs.Stat(dir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("--policy-dir %s: not a directory", dir)
 	}
 	here, err := os.Getwd()

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
@@ -61,7 +62,7 @@ func missingHomeDirs(pol *policy.Policy) []homeDir {
 		if r.Glob || home == "" || !strings.HasPrefix(r.Pattern, home+"/") {
 			continue
 		}
-		if _, err := os.Lstat(r.Pattern); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		if _, err := inputs.Lstat(r.Pattern); err == nil || !errors.Is(err, fs.ErrNotExist) {
 			continue // there, or not ours to judge
 		}
 		d := homeDir{path: r.Pattern, rule: r, skip: "~/Library is macOS's, and Linux tools do not use it"}
@@ -76,7 +77,7 @@ func missingHomeDirs(pol *policy.Policy) []homeDir {
 // judgeHomeDir says whether fence creates r's path, which does not exist.
 func judgeHomeDir(pol *policy.Policy, r policy.Rule) homeDir {
 	d := homeDir{path: r.Pattern, rule: r}
-	fi, err := os.Stat(pol.Home)
+	fi, err := inputs.Stat(pol.Home)
 	switch {
 	case err != nil || !fi.IsDir():
 		d.skip = fmt.Sprintf("$HOME %q is not a directory", pol.Home)
@@ -96,7 +97,7 @@ func judgeHomeDir(pol *policy.Policy, r policy.Rule) homeDir {
 	p := pol.Home
 	for _, name := range strings.Split(strings.TrimPrefix(r.Pattern, pol.Home+"/"), "/") {
 		p = path.Join(p, name)
-		fi, err := os.Lstat(p)
+		fi, err := inputs.Lstat(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			return d
@@ -161,7 +162,7 @@ func ruleName(r policy.Rule) string {
 // link planted on the way cannot send it elsewhere; a part that is a
 // symlink or not a directory stops it with an error naming that part.
 func mkdirBelow(base, rel string, uid int) (created []string, err error) {
-	fd, err := unix.Open(base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0) // observed: creation; a plan made while it changed the disk is not kept
 	if err != nil {
 		return nil, fmt.Errorf("open %q: %w", base, err)
 	}
@@ -198,7 +199,7 @@ func mkdirBelow(base, rel string, uid int) (created []string, err error) {
 func openOrMkdir(dirfd int, name, p string) (fd int, made bool, err error) {
 	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	for range 2 {
-		fd, err = unix.Openat(dirfd, name, flags, 0)
+		fd, err = unix.Openat(dirfd, name, flags, 0) // observed: creation; a plan made while it changed the disk is not kept
 		if err == nil {
 			return fd, made, nil
 		}
@@ -218,7 +219,7 @@ func openOrMkdir(dirfd int, name, p string) (fd int, made bool, err error) {
 	}
 	// O_NOFOLLOW with O_DIRECTORY fails on a link with either errno.
 	var st unix.Stat_t
-	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK { // observed: creation; a plan made while it changed the disk is not kept
 		return -1, made, fmt.Errorf("%q is a symlink, and fence creates directories only through real ones", p)
 	}
 	return -1, made, fmt.Errorf("%q is not a directory", p)
@@ -241,7 +242,7 @@ func createdNote(pol *policy.Policy, d policy.Decision) policy.Decision {
 	}
 	var missing []policy.Rule
 	for _, r := range rules {
-		if _, err := os.Stat(r.Pattern); r.Glob || err == nil {
+		if _, err := inputs.Stat(r.Pattern); r.Glob || err == nil {
 			return d
 		}
 		missing = append(missing, r)
@@ -283,7 +284,7 @@ func hostRuntimeDir(plan *sandbox.Plan, rt *sandbox.Runtime) (remove func(), err
 	if err != nil {
 		return nil, fmt.Errorf("create the private XDG_RUNTIME_DIR: %w", err)
 	}
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0) // observed: the run's own directory, made after the plan
 	if err != nil {
 		os.Remove(dir)
 		return nil, fmt.Errorf("open the private XDG_RUNTIME_DIR: %w", err)

@@ -2,9 +2,9 @@ package cmd
 
 import (
 	"io/fs"
-	"os"
 	"path/filepath"
 
+	"github.com/fence-sandbox/fence/policy/inputs"
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
@@ -38,7 +38,7 @@ func (r *resolver) resolve(p string) string {
 		r.dirs[parent] = real
 	}
 	full := filepath.Join(real, filepath.Base(p))
-	if fi, err := os.Lstat(full); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+	if fi, err := inputs.Lstat(full); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return sandbox.ResolvePath(full, r.dir)
 	}
 	return full

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
@@ -76,12 +77,12 @@ func now() string { return time.Now().UTC().Format(time.RFC3339) }
 // real path lies in the real user config dir, which no sandbox can write.
 // A link there that leads elsewhere leads to a file a sandbox may write.
 func protectedConfig(userDir string) func(string) bool {
-	realDir, err := filepath.EvalSymlinks(userDir)
+	realDir, err := inputs.EvalSymlinks(userDir)
 	return func(p string) bool {
 		if err != nil || !under(p, filepath.Clean(userDir)) {
 			return false
 		}
-		real, rerr := filepath.EvalSymlinks(p)
+		real, rerr := inputs.EvalSymlinks(p)
 		return rerr == nil && under(real, realDir)
 	}
 }
@@ -103,11 +104,11 @@ func trustExempt(opts policy.Options) func(string) bool {
 		if !slices.Contains(legacy, p) {
 			return false
 		}
-		fi, err := os.Lstat(p)
+		fi, err := inputs.Lstat(p)
 		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
 			return false
 		}
-		real, err := filepath.EvalSymlinks(p)
+		real, err := inputs.EvalSymlinks(p)
 		return err == nil && inDir(real)
 	}
 }

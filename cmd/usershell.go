@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
@@ -53,7 +54,7 @@ func (s *shellFlags) resolve(src string, argv []string) (*sandbox.UserShell, err
 // bash, else sh.
 func defaultShell() string {
 	for _, sh := range []string{"/bin/bash", "/usr/bin/bash"} {
-		if _, err := os.Stat(sh); err == nil {
+		if _, err := inputs.Stat(sh); err == nil {
 			return sh
 		}
 	}

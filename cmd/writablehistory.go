@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
@@ -103,7 +104,7 @@ func addHistory(dir string, add []string) error {
 	defer unlock()
 	path := filepath.Join(dir, historyName)
 	trees := slices.DeleteFunc(readHistory(path), func(t string) bool {
-		_, err := os.Lstat(t)
+		_, err := inputs.Lstat(t)
 		return errors.Is(err, fs.ErrNotExist)
 	})
 	for _, t := range add {

@@ -3,11 +3,12 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // KindCommandLine marks rules given as policy flags for one run. It sits
@@ -199,7 +200,7 @@ var kernelTrees = []string{"proc", "sys", "dev", "tmp"}
 // what --mode full makes writable. Symbolic links (/bin to usr/bin) are
 // left out, their targets are in the list.
 func fullWriteRoots() []string {
-	entries, err := os.ReadDir("/")
+	entries, err := inputs.ReadDir("/")
 	if err != nil {
 		return nil // nothing writable: the mode fails closed
 	}
@@ -223,7 +224,7 @@ func (r *Resolved) FromCommandLine(key, value string) bool {
 // the git work tree that holds dir, else dir itself.
 func WorkspaceRoot(dir string) string {
 	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+		if _, err := inputs.Lstat(filepath.Join(d, ".git")); err == nil {
 			return d
 		}
 		if d == filepath.Dir(d) {

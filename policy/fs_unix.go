@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // OSFS reads config files from the real filesystem. It refuses a file that
@@ -16,7 +18,7 @@ type OSFS struct{}
 
 // ReadFile reads path after checking who can change it.
 func (OSFS) ReadFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := inputs.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +30,11 @@ func (OSFS) ReadFile(path string) ([]byte, error) {
 	if err := trusted(path, fi); err != nil {
 		return nil, err
 	}
-	return io.ReadAll(f)
+	b, err := io.ReadAll(f)
+	if err == nil {
+		inputs.NoteContent(path, b)
+	}
+	return b, err
 }
 
 func trusted(path string, fi os.FileInfo) error {

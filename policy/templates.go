@@ -21,7 +21,7 @@ type Template struct {
 
 // Templates lists the builtin templates, sorted by name.
 func Templates() []Template {
-	entries, err := fs.ReadDir(templateFS, "templates")
+	entries, err := fs.ReadDir(templateFS, "templates") // observed: not the host (the embedded templates)
 	if err != nil {
 		panic("policy: BUG: templates not embedded: " + err.Error())
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // callerLinks are the symlinks on the way to the caller's own spellings
@@ -49,11 +50,11 @@ func callerLinks(p *policy.Policy, d *Disk) (trusted map[string]bool, untrusted 
 // isWorkingDir reports whether dir is this process's working directory
 // (the kernel's, whatever links dir is spelled through).
 func isWorkingDir(dir string) bool {
-	here, err := os.Stat(".")
+	here, err := inputs.Stat(".")
 	if err != nil {
 		return false
 	}
-	there, err := os.Stat(dir)
+	there, err := inputs.Stat(dir)
 	return err == nil && os.SameFile(here, there)
 }
 
@@ -63,7 +64,7 @@ func isWorkingDir(dir string) bool {
 // writable by no one else, or sticky (as /tmp is: there only an entry's
 // owner may rename or remove it).
 func linkTrust(link string) string {
-	fi, err := os.Lstat(link)
+	fi, err := inputs.Lstat(link)
 	if err != nil {
 		return "fence could not look at it (" + err.Error() + ")"
 	}

@@ -3,10 +3,11 @@ package sandbox
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // Disk is what fence read of the disk while it plans one run: the
@@ -36,12 +37,12 @@ func NewDisk() *Disk { return &Disk{} }
 // ReadDir is os.ReadDir, once per directory.
 func (d *Disk) ReadDir(dir string) ([]fs.DirEntry, error) {
 	if d == nil {
-		return os.ReadDir(dir)
+		return inputs.ReadDir(dir)
 	}
 	if l, ok := d.dirs[dir]; ok {
 		return l.entries, l.err
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := inputs.ReadDir(dir)
 	if d.dirs == nil {
 		d.dirs = map[string]listing{}
 	}
@@ -54,7 +55,7 @@ func (d *Disk) ReadDir(dir string) ([]fs.DirEntry, error) {
 // filepath.SkipDir or filepath.SkipAll. A directory that cannot be read
 // is passed to fn a second time with the error, as WalkDir does.
 func (d *Disk) Walk(root string, fn fs.WalkDirFunc) error {
-	fi, err := os.Lstat(root)
+	fi, err := inputs.Lstat(root)
 	if err != nil {
 		err = fn(root, nil, err)
 	} else {
@@ -115,7 +116,7 @@ func (d *Disk) lookup(p string) (fs.DirEntry, bool) {
 	}
 	var e fs.DirEntry
 	if parent, known := d.stats[dir]; !known || parent != nil {
-		fi, err := os.Lstat(p)
+		fi, err := inputs.Lstat(p)
 		if err == nil {
 			e = fs.FileInfoToDirEntry(fi)
 		} else if errors.Is(err, fs.ErrPermission) {
@@ -136,14 +137,14 @@ func (d *Disk) lookup(p string) (fs.DirEntry, bool) {
 // on the way it may not search).
 func (d *Disk) unreachable(p string) bool {
 	if d == nil {
-		_, err := os.Lstat(p)
+		_, err := inputs.Lstat(p)
 		return errors.Is(err, fs.ErrPermission)
 	}
 	return d.denied[p]
 }
 
 func lstatEntry(p string) (fs.DirEntry, bool) {
-	fi, err := os.Lstat(p)
+	fi, err := inputs.Lstat(p)
 	if err != nil {
 		return nil, false
 	}

@@ -2,9 +2,7 @@ package sandbox
 
 import (
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -12,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // LoaderRule names the rule that removes the dynamic loaders' variables
@@ -215,7 +214,7 @@ func usableRuntimeDir(m Mounts, pol *policy.Policy, dir string, uid int) bool {
 	if !path.IsAbs(dir) {
 		return false
 	}
-	fi, err := os.Lstat(dir)
+	fi, err := inputs.Lstat(dir)
 	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 {
 		return false
 	}
@@ -225,7 +224,7 @@ func usableRuntimeDir(m Mounts, pol *policy.Policy, dir string, uid int) bool {
 	if writableInside(m, dir) {
 		return true
 	}
-	real, err := filepath.EvalSymlinks(dir)
+	real, err := inputs.EvalSymlinks(dir)
 	if err != nil || masked(m, real) || under(real, "/tmp") && !bound(m, real) {
 		return false
 	}
@@ -242,11 +241,11 @@ func writableInside(m Mounts, dir string) bool {
 	if !path.IsAbs(dir) {
 		return false
 	}
-	real, err := filepath.EvalSymlinks(dir)
+	real, err := inputs.EvalSymlinks(dir)
 	if err != nil || masked(m, real) {
 		return false
 	}
-	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+	if fi, err := inputs.Stat(real); err != nil || !fi.IsDir() {
 		return false
 	}
 	var deepest *Bind

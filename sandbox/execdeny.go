@@ -2,12 +2,12 @@ package sandbox
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // StandardBinDirs are searched for denied commands besides the PATH.
@@ -97,7 +97,7 @@ func binDirs(env []string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, d := range dirs {
-		real, err := filepath.EvalSymlinks(d)
+		real, err := inputs.EvalSymlinks(d)
 		if err != nil || !filepath.IsAbs(d) || seen[real] {
 			continue
 		}
@@ -113,14 +113,14 @@ func findExecutables(name string, dirs []string) []string {
 	var out []string
 	for _, d := range dirs {
 		p := filepath.Join(d, name)
-		if _, err := os.Lstat(p); err != nil {
+		if _, err := inputs.Lstat(p); err != nil {
 			continue // the common case: one system call
 		}
-		target, err := filepath.EvalSymlinks(p)
+		target, err := inputs.EvalSymlinks(p)
 		if err != nil {
 			continue
 		}
-		if fi, err := os.Stat(target); err == nil && fi.Mode().IsRegular() && !slices.Contains(out, target) {
+		if fi, err := inputs.Stat(target); err == nil && fi.Mode().IsRegular() && !slices.Contains(out, target) {
 			out = append(out, target)
 		}
 	}
@@ -133,7 +133,7 @@ func isShared(target, name string) bool {
 	if filepath.Base(target) != name {
 		return true
 	}
-	fi, err := os.Stat(target)
+	fi, err := inputs.Stat(target)
 	if err != nil {
 		return false
 	}
@@ -144,12 +144,12 @@ func isShared(target, name string) bool {
 func namesByTarget(dirs []string) map[string][]string {
 	out := map[string][]string{}
 	for _, d := range dirs {
-		entries, err := os.ReadDir(d)
+		entries, err := inputs.ReadDir(d)
 		if err != nil {
 			continue
 		}
 		for _, e := range entries {
-			target, err := filepath.EvalSymlinks(filepath.Join(d, e.Name()))
+			target, err := inputs.EvalSymlinks(filepath.Join(d, e.Name()))
 			if err == nil && !slices.Contains(out[target], e.Name()) {
 				out[target] = append(out[target], e.Name())
 			}

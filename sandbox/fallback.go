@@ -5,6 +5,8 @@ import (
 	"os"
 	"path"
 	"slices"
+
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // Weaker lists what a Landlock-only sandbox does not enforce that the
@@ -189,7 +191,7 @@ func landlockDevices(m Mounts, terminals []string) []string {
 }
 
 func isSocket(p string) bool {
-	fi, err := os.Lstat(p)
+	fi, err := inputs.Lstat(p)
 	return err == nil && fi.Mode()&fs.ModeSocket != 0
 }
 
@@ -204,7 +206,7 @@ func carve(root string, denied []string) []string {
 	if !slices.ContainsFunc(denied, func(d string) bool { return under(d, root) }) {
 		return []string{root}
 	}
-	entries, err := os.ReadDir(root)
+	entries, err := inputs.ReadDir(root)
 	if err != nil {
 		return nil
 	}

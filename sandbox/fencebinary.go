@@ -2,9 +2,10 @@ package sandbox
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
+
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // fenceBinaryBind binds the fence binary (Options.FenceBinary) read-only
@@ -22,7 +23,7 @@ func (b *builder) fenceBinaryBind(binds []Bind) []Bind {
 	if slices.ContainsFunc(binds, func(x Bind) bool { return under(self, x.Path) }) {
 		return binds
 	}
-	if fi, err := os.Stat(self); err != nil || !fi.Mode().IsRegular() {
+	if fi, err := inputs.Stat(self); err != nil || !fi.Mode().IsRegular() {
 		return binds
 	}
 	return append(binds, Bind{Path: self, Kind: KindFenceBinary, Why: "the fence binary, which GIT_SSH_COMMAND runs as ssh's ProxyCommand"})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // shallowRepoDepth is how far below a writable tree outside the workspace
@@ -80,7 +81,7 @@ func newGitPaths(p *policy.Policy, workspace string, disk *Disk) []string {
 	trees := writableTrees(p, disk)
 	var out []string
 	for d := p.Dir; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+		if _, err := inputs.Lstat(filepath.Join(d, ".git")); err == nil {
 			return out // the repository that holds the working directory
 		}
 		if slices.ContainsFunc(trees, func(t string) bool { return under(d, t) }) {
@@ -137,6 +138,7 @@ func (f *repoFinder) below(root, tree string) error {
 	var stopped string
 	f.disk.Walk(root, func(p string, d fs.DirEntry, err error) error {
 		if n++; n%256 == 0 && time.Now().After(f.deadline) {
+			inputs.Taint("the repository search ran out of time")
 			stopped = filepath.Dir(p)
 			return filepath.SkipAll
 		}
@@ -172,6 +174,7 @@ func (f *repoFinder) near(tree string, depth int) {
 		var next []string
 		for _, d := range dirs {
 			if time.Now().After(f.deadline) {
+				inputs.Taint("the repository search ran out of time")
 				return
 			}
 			if level == depth {
@@ -196,7 +199,7 @@ func (f *repoFinder) near(tree string, depth int) {
 // a .git directory or gitfile.
 func (f *repoFinder) addWorkTree(dir string) bool {
 	entry := filepath.Join(dir, ".git")
-	fi, err := os.Stat(entry)
+	fi, err := inputs.Stat(entry)
 	if err != nil {
 		return false
 	}
@@ -225,7 +228,7 @@ func (f *repoFinder) addBare(dir string) {
 // add completes repo from its git directory: the common directory, the
 // linked worktrees, and the submodules as repositories of their own.
 func (f *repoFinder) add(repo policy.GitRepo, gitDir string) {
-	if real, err := filepath.EvalSymlinks(gitDir); err == nil {
+	if real, err := inputs.EvalSymlinks(gitDir); err == nil {
 		gitDir = real
 	}
 	repo.CommonDir = commonDir(gitDir)
@@ -237,7 +240,7 @@ func (f *repoFinder) add(repo policy.GitRepo, gitDir string) {
 	if gitDir != repo.CommonDir {
 		repo.GitDirs = append(repo.GitDirs, repo.CommonDir)
 	}
-	entries, _ := os.ReadDir(filepath.Join(repo.CommonDir, "worktrees"))
+	entries, _ := inputs.ReadDir(filepath.Join(repo.CommonDir, "worktrees"))
 	for _, e := range entries {
 		if wt := filepath.Join(repo.CommonDir, "worktrees", e.Name()); e.IsDir() && !slices.Contains(repo.GitDirs, wt) {
 			repo.GitDirs = append(repo.GitDirs, wt)
@@ -306,7 +309,7 @@ func (f *repoFinder) named(repo policy.GitRepo) []policy.GitNamed {
 // modules adds the submodules' git directories below dir, nested ones
 // included (modules/a/modules/b).
 func (f *repoFinder) modules(dir string, depth int) {
-	entries, err := os.ReadDir(dir)
+	entries, err := inputs.ReadDir(dir)
 	if err != nil || depth > 16 {
 		return
 	}
@@ -325,7 +328,7 @@ func (f *repoFinder) modules(dir string, depth int) {
 // readGitfile returns the git directory a gitfile ("gitdir: PATH")
 // points at, relative paths taken from the file's directory.
 func readGitfile(path string) (string, bool) {
-	b, err := os.ReadFile(path)
+	b, err := inputs.ReadFile(path)
 	if err != nil || len(b) > 4096 {
 		return "", false
 	}
@@ -343,7 +346,7 @@ func readGitfile(path string) (string, bool) {
 // commonDir is where git takes the shared config and hooks of gitDir:
 // what its commondir file names, else gitDir itself.
 func commonDir(gitDir string) string {
-	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	b, err := inputs.ReadFile(filepath.Join(gitDir, "commondir"))
 	if err != nil || len(b) > 4096 {
 		return gitDir
 	}
@@ -351,19 +354,19 @@ func commonDir(gitDir string) string {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(gitDir, dir)
 	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
+	if real, err := inputs.EvalSymlinks(dir); err == nil {
 		return real
 	}
 	return filepath.Clean(dir)
 }
 
 func isDir(p string) bool {
-	fi, err := os.Stat(p)
+	fi, err := inputs.Stat(p)
 	return err == nil && fi.IsDir()
 }
 
 func isFile(p string) bool {
-	fi, err := os.Stat(p)
+	fi, err := inputs.Stat(p)
 	return err == nil && fi.Mode().IsRegular()
 }
 
@@ -379,11 +382,11 @@ func worktreeWatches(disk *Disk) []WorktreeWatch {
 			continue
 		}
 		w := WorktreeWatch{CommonDir: r.CommonDir}
-		entries, _ := os.ReadDir(filepath.Join(r.CommonDir, "worktrees"))
+		entries, _ := inputs.ReadDir(filepath.Join(r.CommonDir, "worktrees"))
 		for _, e := range entries {
 			w.Existing = append(w.Existing, e.Name())
 		}
-		modules, _ := os.ReadDir(filepath.Join(r.CommonDir, "modules"))
+		modules, _ := inputs.ReadDir(filepath.Join(r.CommonDir, "modules"))
 		for _, e := range modules {
 			w.Modules = append(w.Modules, e.Name())
 		}
@@ -397,23 +400,23 @@ func worktreeWatches(disk *Disk) []WorktreeWatch {
 // would follow out of the repository: a commondir that leads anywhere but
 // the common directory, and any config.worktree.
 func NewWorktreeFiles(w WorktreeWatch) []string {
-	entries, _ := os.ReadDir(filepath.Join(w.CommonDir, "worktrees"))
+	entries, _ := inputs.ReadDir(filepath.Join(w.CommonDir, "worktrees"))
 	var out []string
 	for _, e := range entries {
 		if slices.Contains(w.Existing, e.Name()) {
 			continue
 		}
 		dir := filepath.Join(w.CommonDir, "worktrees", e.Name())
-		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		if fi, err := inputs.Lstat(dir); err != nil || !fi.IsDir() {
 			out = append(out, dir) // a link or a file where git expects its directory
 			continue
 		}
 		if cd := filepath.Join(dir, "commondir"); isFile(cd) && commonDir(dir) != w.CommonDir {
 			out = append(out, cd)
-		} else if fi, err := os.Lstat(cd); err == nil && !fi.Mode().IsRegular() {
+		} else if fi, err := inputs.Lstat(cd); err == nil && !fi.Mode().IsRegular() {
 			out = append(out, cd)
 		}
-		if _, err := os.Lstat(filepath.Join(dir, "config.worktree")); err == nil {
+		if _, err := inputs.Lstat(filepath.Join(dir, "config.worktree")); err == nil {
 			out = append(out, filepath.Join(dir, "config.worktree"))
 		}
 	}
@@ -423,7 +426,7 @@ func NewWorktreeFiles(w WorktreeWatch) []string {
 // NewModuleDirs returns the submodule git directories added to w's
 // repository since the start.
 func NewModuleDirs(w WorktreeWatch) []string {
-	entries, _ := os.ReadDir(filepath.Join(w.CommonDir, "modules"))
+	entries, _ := inputs.ReadDir(filepath.Join(w.CommonDir, "modules"))
 	var out []string
 	for _, e := range entries {
 		if !slices.Contains(w.Modules, e.Name()) {
@@ -450,7 +453,7 @@ func (f *repoFinder) uninitialized() []string {
 			}
 			dir := filepath.Join(r.WorkTree, filepath.FromSlash(e.value))
 			g := filepath.Join(dir, ".git")
-			if _, err := os.Lstat(g); err != nil && under(dir, r.WorkTree) && !slices.Contains(out, g) {
+			if _, err := inputs.Lstat(g); err != nil && under(dir, r.WorkTree) && !slices.Contains(out, g) {
 				out = append(out, g)
 			}
 		}

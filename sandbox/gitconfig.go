@@ -1,9 +1,10 @@
 package sandbox
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // gitEntry is one variable of a git config file: its full name in lower
@@ -21,7 +22,7 @@ const maxGitIncludes = 10
 // condition can come true later). includes collects the included files,
 // existing or not; home expands "~/".
 func readGitConfig(file, home string, depth int, includes *[]string) []gitEntry {
-	b, err := os.ReadFile(file)
+	b, err := inputs.ReadFile(file)
 	if err != nil || depth > maxGitIncludes || len(b) > 1<<20 {
 		return nil
 	}

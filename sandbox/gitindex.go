@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // maxIndexSize bounds the index fence reads after a run (the command
@@ -24,10 +25,10 @@ var errIndex = errors.New("unreadable git index")
 // (mode 160000: a submodule's commit). hashLen is 20 for SHA-1
 // repositories and 32 for SHA-256 ones. Versions 2 to 4 are read.
 func gitlinks(path string, hashLen int) ([]string, error) {
-	if fi, err := os.Stat(path); err == nil && fi.Size() > maxIndexSize {
+	if fi, err := inputs.Stat(path); err == nil && fi.Size() > maxIndexSize {
 		return nil, fmt.Errorf("%s is %d bytes, more than fence reads", path, fi.Size())
 	}
-	b, err := os.ReadFile(path)
+	b, err := inputs.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -141,8 +142,8 @@ func gitlinkWatches(disk *Disk) []GitlinkWatch {
 	}
 	var out []GitlinkWatch
 	git, gitStamp := "", ""
-	if found, err := exec.LookPath("git"); err == nil {
-		if real, err := filepath.EvalSymlinks(found); err == nil {
+	if found, err := inputs.LookPath("git"); err == nil {
+		if real, err := inputs.EvalSymlinks(found); err == nil {
 			git, gitStamp = real, fileStamp(real)
 		}
 	}
@@ -199,7 +200,7 @@ func NewGitlinkRepos(w GitlinkWatch) ([]string, error) {
 		if slices.Contains(w.Known, dir) || !under(dir, w.WorkTree) {
 			continue
 		}
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+		if _, err := inputs.Lstat(filepath.Join(dir, ".git")); err == nil {
 			out = append(out, filepath.Join(dir, ".git"))
 		}
 	}

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // GlobReport says what one rule matched on disk when the sandbox started.
@@ -186,6 +186,7 @@ func (m *matcher) walkGroup(base string, group []globRule) (stopped string) {
 	n := 0
 	m.disk.Walk(base, func(p string, d fs.DirEntry, err error) error {
 		if n++; n%256 == 0 && time.Now().After(m.deadline) {
+			inputs.Taint("a glob walk ran out of time")
 			stopped = filepath.Dir(p)
 			return filepath.SkipAll
 		}
@@ -257,7 +258,7 @@ func (m *matcher) unreadable(group []globRule, base, dir string) {
 // owner could open it again and reach p.
 func unsearchable(p string) []string {
 	for dir := path.Dir(p); dir != "/"; dir = path.Dir(dir) {
-		if _, err := os.Lstat(dir); err == nil {
+		if _, err := inputs.Lstat(dir); err == nil {
 			return []string{dir}
 		} else if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -270,7 +271,7 @@ func unsearchable(p string) []string {
 // search it (mode 444): then dir cannot be opened even to be mounted over,
 // and the parent is what a protection must cover.
 func reachable(dir string) string {
-	if _, err := os.Lstat(dir); err != nil && errors.Is(err, fs.ErrPermission) {
+	if _, err := inputs.Lstat(dir); err != nil && errors.Is(err, fs.ErrPermission) {
 		return path.Dir(dir)
 	}
 	return dir

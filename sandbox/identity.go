@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // A denied program is recognised by what it is, not by the name it is
@@ -171,14 +172,14 @@ func findPrograms(p *policy.Policy, dirs []string, deadline time.Time) *programs
 	}
 	search := slices.Clone(dirs)
 	for _, d := range GitExecPaths {
-		if real, err := filepath.EvalSymlinks(d); err == nil && !slices.Contains(search, real) {
+		if real, err := inputs.EvalSymlinks(d); err == nil && !slices.Contains(search, real) {
 			search = append(search, real)
 		}
 	}
 	t.search = search
 	for _, name := range names {
 		for _, target := range findExecutables(name, search) {
-			fi, err := os.Stat(target)
+			fi, err := inputs.Stat(target)
 			if err != nil {
 				continue
 			}
@@ -201,6 +202,7 @@ func findPrograms(p *policy.Policy, dirs []string, deadline time.Time) *programs
 	}
 	for _, d := range search {
 		if time.Now().After(deadline) {
+			inputs.Taint("the search for denied programs ran out of time")
 			t.err = &IdentityBudgetError{Budget: Budget(p), Stopped: d}
 			return t
 		}
@@ -222,7 +224,7 @@ func (t *programs) entry(p *policy.Policy, path, base string, k fileKey, size in
 		}
 		t.files[k] = name
 		if link {
-			if real, err := filepath.EvalSymlinks(path); err == nil {
+			if real, err := inputs.EvalSymlinks(path); err == nil {
 				path, link = real, false
 			}
 		}
@@ -243,7 +245,7 @@ func (t *programs) entry(p *policy.Policy, path, base string, k fileKey, size in
 // name is found first.
 func (t *programs) firstOnPath(name string) string {
 	for _, d := range t.search {
-		if _, err := os.Lstat(filepath.Join(d, name)); err == nil {
+		if _, err := inputs.Lstat(filepath.Join(d, name)); err == nil {
 			return d
 		}
 	}
@@ -285,7 +287,7 @@ func (t *programs) copyOf(path string, size int64) string {
 	if len(t.sizes[size]) == 0 {
 		return ""
 	}
-	f, err := os.Open(path)
+	f, err := inputs.Open(path)
 	if err != nil {
 		return ""
 	}
@@ -307,7 +309,7 @@ func (t *programs) copyOfFile(f *os.File, size int64) string {
 // ID when the program has one, else by hash.
 func (t *programs) sameContent(id *ProgramIdentity, f *os.File) bool {
 	if id.BuildID == "" && id.SHA256 == "" {
-		own, err := os.Open(id.Path)
+		own, err := inputs.Open(id.Path)
 		if err != nil {
 			return false
 		}
@@ -353,7 +355,7 @@ func (t *programs) nameOf(dir, path string, cache bool) string {
 }
 
 func (t *programs) identify(path string) string {
-	fi, err := os.Stat(path)
+	fi, err := inputs.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() {
 		return ""
 	}
@@ -404,7 +406,7 @@ func keyOf(fi os.FileInfo) fileKey {
 // BuildID is the GNU build ID of the ELF file at path, in hex; "" when
 // it is not an ELF file or has none.
 func BuildID(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := inputs.Open(path)
 	if err != nil {
 		return "", err
 	}

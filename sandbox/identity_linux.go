@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // scanDir finds the hard links of the table's programs in dir. It runs
@@ -18,8 +19,9 @@ import (
 // (a file system that gives no type is stat-ed). Links and copies under
 // other names are judged when a command uses them (identify), not here.
 func (t *programs) scanDir(p *policy.Policy, dir string) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0) // observed: as inputs.OpInodes
 	if err != nil {
+		inputs.Note(inputs.OpInodes, dir, inputs.InodesError(err))
 		return
 	}
 	defer unix.Close(fd)
@@ -32,8 +34,10 @@ func (t *programs) scanDir(p *policy.Policy, dir string) {
 		t.dirent = make([]byte, 32<<10)
 	}
 	buf := t.dirent
+	seen := inputs.NewInodes(dir)
+	defer inputs.NoteInodes(dir, seen)
 	for {
-		n, err := unix.Getdents(fd, buf)
+		n, err := unix.Getdents(fd, buf) // observed: as inputs.OpInodes, entry by entry
 		if err != nil || n <= 0 {
 			return
 		}
@@ -47,6 +51,7 @@ func (t *programs) scanDir(p *policy.Policy, dir string) {
 			if end <= 0 || reclen == 0 {
 				continue
 			}
+			seen.Add(name[:end], ino, typ)
 			switch typ {
 			case unix.DT_REG:
 				// A hard link is known by the inode the directory gives;

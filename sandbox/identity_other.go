@@ -7,17 +7,18 @@ import (
 	"path/filepath"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // scanDir finds the other names of the table's programs in dir.
 func (t *programs) scanDir(p *policy.Policy, dir string) {
-	entries, err := os.ReadDir(dir)
+	entries, err := inputs.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
-		fi, err := os.Stat(path) // after symlinks
+		fi, err := inputs.Stat(path) // after symlinks
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}

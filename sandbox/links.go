@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // TempTrees are writable by every user: a link in them could be anyone's.
@@ -197,7 +197,7 @@ func (d *Disk) resolveLinks(start, rel string, onUp func(dir string), onLink fun
 			if hops++; hops > 40 {
 				return "", fmt.Errorf("resolve %q: %w", filepath.Join(start, rel), errLoop)
 			}
-			target, err := os.Readlink(next)
+			target, err := inputs.Readlink(next)
 			if err != nil {
 				return "", fmt.Errorf("resolve %q: %w", filepath.Join(start, rel), err)
 			}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 func hardLinks(fi os.FileInfo) uint64 {
@@ -17,7 +19,7 @@ func hardLinks(fi os.FileInfo) uint64 {
 
 // writableByCaller reports whether this process may create entries in
 // dir: a sandbox of the same user may have.
-func writableByCaller(dir string) bool { return syscall.Access(dir, 2) == nil }
+func writableByCaller(dir string) bool { return inputs.Access(dir, 2) == nil }
 
 // ownedByCaller reports whether this process's user owns the file of fi,
 // and so could change its mode.
@@ -37,7 +39,7 @@ func ownerOf(fi os.FileInfo) string {
 // othersMayChange says how a user other than this process's and root
 // could rename or replace an entry of dir: empty when none could.
 func othersMayChange(dir string) string {
-	fi, err := os.Stat(dir)
+	fi, err := inputs.Stat(dir)
 	if err != nil {
 		return fmt.Sprintf("fence could not look at %s (%v)", dir, err)
 	}

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // NamedMatches expands a watched glob after the run when its last segment
@@ -49,7 +49,7 @@ func NamedMatches(pattern string, reopen func(dir string) (undo func(), ok bool)
 		if entries, ok := listed[dir]; ok {
 			return entries
 		}
-		entries, err := os.ReadDir(dir)
+		entries, err := inputs.ReadDir(dir)
 		if listed != nil && err == nil {
 			listed[dir] = entries
 		}
@@ -59,7 +59,7 @@ func NamedMatches(pattern string, reopen func(dir string) (undo func(), ok bool)
 		for _, d := range []string{dir, filepath.Dir(dir)} {
 			if undo, ok := reopen(d); ok {
 				undos = append(undos, undo)
-				if entries, err = os.ReadDir(dir); err == nil {
+				if entries, err = inputs.ReadDir(dir); err == nil {
 					break
 				}
 			}
@@ -96,7 +96,7 @@ func NamedMatches(pattern string, reopen func(dir string) (undo func(), ok bool)
 
 // linkedDir reports whether the link p leads to a directory.
 func linkedDir(p string) bool {
-	fi, err := os.Stat(p)
+	fi, err := inputs.Stat(p)
 	return err == nil && fi.IsDir()
 }
 
@@ -106,7 +106,7 @@ func namesIn(dir string, names map[string]bool) []string {
 	var out []string
 	for _, n := range slices.Sorted(maps.Keys(names)) {
 		p := filepath.Join(dir, n)
-		if _, err := os.Lstat(p); err == nil {
+		if _, err := inputs.Lstat(p); err == nil {
 			out = append(out, p)
 		}
 	}

@@ -3,13 +3,13 @@ package sandbox
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // Plan is everything a backend needs to run one command: plain data that
@@ -358,7 +358,7 @@ func commandArgv(o Options) ([]string, error) {
 
 func shellPath() string {
 	for _, sh := range []string{"/bin/bash", "/usr/bin/bash", "/bin/sh"} {
-		if _, err := os.Stat(sh); err == nil {
+		if _, err := inputs.Stat(sh); err == nil {
 			return sh
 		}
 	}

@@ -1,8 +1,9 @@
 package sandbox
 
 import (
-	"os"
 	"path/filepath"
+
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // ResolvePath resolves p as the sandbox does before judging it: relative
@@ -15,14 +16,14 @@ func ResolvePath(p, dir string) string {
 	p = filepath.Clean(p)
 	tail := ""
 	for cur := p; ; cur = filepath.Dir(cur) {
-		if real, err := filepath.EvalSymlinks(cur); err == nil {
+		if real, err := inputs.EvalSymlinks(cur); err == nil {
 			return filepath.Join(real, tail)
 		}
 		if cur == "/" {
 			return p
 		}
 		tail = filepath.Join(filepath.Base(cur), tail)
-		if _, err := os.Lstat(cur); err == nil {
+		if _, err := inputs.Lstat(cur); err == nil {
 			// A dangling link: judge the link's own path, in its
 			// directory's canonical form.
 			return filepath.Join(ResolvePath(filepath.Dir(cur), dir), tail)

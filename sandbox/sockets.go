@@ -15,6 +15,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // A pathname unix socket is reachable through a read-only mount
@@ -64,15 +65,14 @@ var MaxHiddenSockets = 4096
 // where a socket bound in another network namespace, or one whose
 // directory was renamed since it was bound, is found by what it is.
 func FindHostSockets(environ, seen []string) ([]string, error) {
-	f, err := os.Open(ProcNetUnix)
+	found, err := tableSockets()
 	if err != nil && runtime.GOOS != "linux" {
 		return nil, nil // no mounts to mask with: the backend keeps sockets out its own way
 	}
 	if err != nil {
 		return nil, fmt.Errorf("list the host's unix sockets: %w", err)
 	}
-	found := boundSockets(f)
-	f.Close()
+	inputs.Note(opSockets, ProcNetUnix, socketsSeen(found, err))
 	found = append(append(found, walkSockets()...), seen...)
 	for _, kv := range environ {
 		if p, ok := strings.CutPrefix(kv, "SSH_AUTH_SOCK="); ok && filepath.IsAbs(p) {
@@ -103,6 +103,34 @@ func tooManySockets(hidden []string) error {
 // start with "@" and relative ones cannot be found, so both are left
 // out. A path with a newline in it breaks its line: what comes of it is
 // checked to be a socket before it is used.
+// opSockets observes the pathname sockets of the kernel's table (not the
+// table itself, whose other lines change with every connection).
+const opSockets = "sockets"
+
+func init() {
+	inputs.Register(opSockets, func(string) string { return socketsSeen(tableSockets()) })
+}
+
+// tableSockets are the pathname sockets of ProcNetUnix.
+func tableSockets() ([]string, error) {
+	f, err := os.Open(ProcNetUnix) // observed: as opSockets
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return boundSockets(f), nil
+}
+
+// socketsSeen digests the socket paths found, in order.
+func socketsSeen(found []string, err error) string {
+	if err != nil {
+		return "error " + err.Error()
+	}
+	s := slices.Clone(found)
+	slices.Sort(s)
+	return inputs.Digest([]byte(strings.Join(slices.Compact(s), "\x00")))
+}
+
 func boundSockets(r io.Reader) []string {
 	var out []string
 	sc := bufio.NewScanner(r)
@@ -140,12 +168,12 @@ func walkSockets() []string {
 	var found []string
 	walked := map[string]bool{}
 	for _, root := range SocketRoots {
-		real, err := filepath.EvalSymlinks(root)
+		real, err := inputs.EvalSymlinks(root)
 		if err != nil || walked[real] {
 			continue // /var/run is usually /run
 		}
 		walked[real] = true
-		filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
+		inputs.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
 			switch {
 			case err != nil:
 				return nil
@@ -190,15 +218,15 @@ func (r *socketResolver) canonical(p string) (string, bool) {
 	parent, base := p[:max(i, 1)], p[i+1:]
 	dir, seen := r.dirs[parent]
 	if !seen {
-		dir, _ = filepath.EvalSymlinks(parent)
+		dir, _ = inputs.EvalSymlinks(parent)
 		r.dirs[parent] = dir
 	}
 	if dir == "" || base == "" || base == "." || base == ".." {
 		return "", false
 	}
 	c := filepath.Join(dir, base)
-	if fi, err := os.Lstat(c); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		if c, err = filepath.EvalSymlinks(c); err != nil {
+	if fi, err := inputs.Lstat(c); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if c, err = inputs.EvalSymlinks(c); err != nil {
 			return "", false
 		}
 	}
@@ -208,7 +236,7 @@ func (r *socketResolver) canonical(p string) (string, bool) {
 // mayReach reports whether the command could connect to the socket at
 // the canonical path c, as far as this user can tell.
 func (r *socketResolver) mayReach(c string) bool {
-	fi, err := os.Lstat(c)
+	fi, err := inputs.Lstat(c)
 	switch {
 	case errors.Is(err, fs.ErrPermission):
 		return true // a directory on the way is closed to this user, who may own it
@@ -225,7 +253,7 @@ func (r *socketResolver) beside(dir string) []string {
 		return nil
 	}
 	r.listed[dir] = true
-	entries, err := os.ReadDir(dir)
+	entries, err := inputs.ReadDir(dir)
 	if err != nil {
 		return nil
 	}

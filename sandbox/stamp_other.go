@@ -4,13 +4,14 @@ package sandbox
 
 import (
 	"fmt"
-	"os"
+
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // fileStamp names a file's state, "" when it is missing (only the Linux
 // backend checks an index after the run).
 func fileStamp(path string) string {
-	fi, err := os.Stat(path)
+	fi, err := inputs.Stat(path)
 	if err != nil {
 		return ""
 	}

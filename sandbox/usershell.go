@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // UserShell is the shell `--shell user` runs a -c string through: the
@@ -49,18 +49,18 @@ func ResolveUserShell(shell, etcShells string, login bool) (UserShell, error) {
 	if !filepath.IsAbs(shell) {
 		return UserShell{}, fmt.Errorf("--shell user: $SHELL %q is not an absolute path", shell)
 	}
-	resolved, err := filepath.EvalSymlinks(shell)
+	resolved, err := inputs.EvalSymlinks(shell)
 	if err != nil {
 		return UserShell{}, fmt.Errorf("--shell user: $SHELL %q: %w", shell, err)
 	}
-	fi, err := os.Stat(resolved)
+	fi, err := inputs.Stat(resolved)
 	if err != nil {
 		return UserShell{}, fmt.Errorf("--shell user: $SHELL %q: %w", shell, err)
 	}
 	if !fi.Mode().IsRegular() {
 		return UserShell{}, fmt.Errorf("--shell user: $SHELL %q is not a regular file (%s)", shell, fi.Mode().Type())
 	}
-	if err := unix.Access(resolved, unix.X_OK); err != nil || fi.Mode().Perm()&0o111 == 0 {
+	if err := inputs.Access(resolved, unix.X_OK); err != nil || fi.Mode().Perm()&0o111 == 0 {
 		return UserShell{}, fmt.Errorf("--shell user: $SHELL %q is not executable", shell)
 	}
 	if err := checkListed(shell, resolved, etcShells); err != nil {
@@ -92,7 +92,7 @@ func shellFamily(shell, resolved string) (string, bool) {
 // checkListed refuses a shell etcShells does not list (by the path given
 // or the one its links lead to); no such file lists every shell.
 func checkListed(shell, resolved, etcShells string) error {
-	data, err := os.ReadFile(etcShells)
+	data, err := inputs.ReadFile(etcShells)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

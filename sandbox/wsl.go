@@ -1,8 +1,9 @@
 package sandbox
 
 import (
-	"os"
 	"strings"
+
+	"github.com/fence-sandbox/fence/policy/inputs"
 )
 
 // kernelIdentity are the files where the kernel names itself: its
@@ -24,7 +25,7 @@ func IsWSL() bool {
 		files = testOnlyKernelIdentity
 	}
 	for _, f := range files {
-		if b, err := os.ReadFile(f); err == nil {
+		if b, err := inputs.ReadFile(f); err == nil {
 			return WSLKernel(string(b))
 		}
 	}

@@ -1,0 +1,19 @@
+//go:build !linux
+
+package inputs
+
+import (
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// changeTime is a file's change time in nanoseconds, as text.
+func changeTime(st *syscall.Stat_t) string {
+	return strconv.FormatInt(st.Ctimespec.Sec*1e9+st.Ctimespec.Nsec, 10)
+}
+
+// changeTimeOf is a file's change time.
+func changeTimeOf(st *syscall.Stat_t) time.Time {
+	return time.Unix(int64(st.Ctimespec.Sec), int64(st.Ctimespec.Nsec))
+}

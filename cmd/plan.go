@@ -16,6 +16,7 @@ import (
 	"github.com/fence-sandbox/fence/darwin"
 	"github.com/fence-sandbox/fence/linux"
 	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
@@ -25,10 +26,11 @@ func newPlanCmd(pf *policyFlags, stdout io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "plan [flags] [-- command args...]",
 		Short: "Print the sandbox plan without running anything: JSON for linux, the Seatbelt profile for darwin",
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(c *cobra.Command, args []string) error {
 			if shell == "" && len(args) == 0 {
 				args = []string{"true"}
 			}
+			sayCached(pf.stderr, c.Flags())
 			pol, disk, err := compilePolicy(pf)
 			if err != nil {
 				return err
@@ -114,7 +116,7 @@ func fenceBinary() string {
 	if err != nil {
 		return ""
 	}
-	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+	if resolved, err := inputs.EvalSymlinks(exe); err == nil {
 		return resolved
 	}
 	return exe
@@ -129,7 +131,7 @@ var invokedAs = fenceInvoked(os.Args[0])
 // names a path, else the PATH entry it was found in; empty when unknown.
 func fenceInvoked(arg0 string) string {
 	if !strings.Contains(arg0, "/") {
-		found, err := exec.LookPath(arg0)
+		found, err := exec.LookPath(arg0)               // observed: invokedAs is in the plan cache key
 		if err != nil && !errors.Is(err, exec.ErrDot) { // found through "." on PATH: still the path it ran by
 			return ""
 		}

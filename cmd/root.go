@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
 	"github.com/fence-sandbox/fence/darwin"
@@ -114,10 +115,19 @@ type runOptions struct {
 	stderr   io.Writer
 	// policyDir is --policy-dir (see anchorPolicy).
 	policyDir string
+	// noPlanCache is --no-plan-cache; flags are the parsed flags, whose
+	// values are part of the plan cache's key.
+	noPlanCache bool
+	flags       *pflag.FlagSet
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	o := &runOptions{policy: &policyFlags{stderr: stderr}, stderr: stderr, up: upstreamFlags{stdout: stdout}}
+	return rootFor(o, stdout, stderr)
+}
+
+// rootFor is the root command, running commands with o.
+func rootFor(o *runOptions, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "fence [flags] -- command [args...]\n  fence [flags] -c 'shell string'",
 		Short: "Run a command inside a kernel-enforced sandbox",
@@ -127,7 +137,10 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Args:          cobra.ArbitraryArgs,
-		RunE:          func(c *cobra.Command, args []string) error { return o.run(args) },
+		RunE: func(c *cobra.Command, args []string) error {
+			o.flags = c.Flags()
+			return o.run(args)
+		},
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -145,6 +158,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&o.audit, "audit", "", "append one JSON line per denial to `FILE` (as audit.file in the policy does), rotated daily")
 	f.StringVar(&o.policyDir, "policy-dir", "", "apply the policy as a run started in `DIR` would (config, relative rules, workspace) while -c runs here: how the agent hooks wrap commands")
 	o.up.register(f)
+	f.BoolVar(&o.noPlanCache, "no-plan-cache", false, "load and plan afresh, neither taking nor keeping a cached plan (as "+planCacheOff+"=1)")
 	root.AddCommand(newConfigCmd(o.policy, stdout, stderr), newTemplatesCmd(stdout), newPlanCmd(o.policy, stdout), newDoctorCmd(stdout), newSSHProxyCmd(os.Stdin, stdout), newCheckCmd(o.policy, os.Stdin, stdout))
 	root.AddCommand(newHooksCmd(o.policy, stdout, stderr))
 	root.AddCommand(newHookCmd(o.policy, stdout, stderr))
@@ -181,38 +195,29 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	if err := o.anchorPolicy(); err != nil {
 		return err
 	}
-	res, opts, err := o.policy.load()
+	cache := newPlanCache(o.flags, o.noPlanCache, o.up.shell)
+	defer cache.drop()
+	l, err := o.load(args, cache)
 	if err != nil {
 		return err
 	}
-	if o.audit != "" {
-		res.Config.Audit.File = o.audit
-	}
-	pol := compileResolved(res, opts)
-	us, err := o.up.apply(pol, o.shell, args, opts.Dir)
-	if err != nil {
-		return err
-	}
-	disk, err := o.prepareHost(pol, res, opts)
-	if err != nil {
-		return err
-	}
+	pol := l.pol
 	rec, err := o.recorder(pol, rep)
 	if err != nil {
 		return err
 	}
 	if rep != nil {
-		rep.Chain, rep.rec = res.Chain, rec
+		rep.Chain, rep.rec = l.chain, rec
 	}
-	if v := preflightRun(pol, args, o.shell, us); v.Blocked {
+	if v := preflightRun(pol, args, o.shell, l.us); v.Blocked {
 		rec.Command(sandbox.LayerPreflight, v)
 		return &exitError{code: sandbox.ExitFenceError, msg: v.Message()}
 	}
-	popts, sizes, err := o.planOptions(args, pol, us)
+	popts, sizes, err := o.planOptions(args, pol, l.us)
 	if err != nil {
 		return err
 	}
-	plan, err := planFor(pol, disk, popts)
+	plan, err := o.planRun(cache, l, popts)
 	if err != nil {
 		return err
 	}
@@ -254,7 +259,7 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	if err != nil {
 		return err
 	}
-	if !res.Config.Filesystem.AllowGitConfig && sandbox.WritesGitConfig(args, o.shell) {
+	if !l.allowGitConfig && sandbox.WritesGitConfig(args, o.shell) {
 		// A shell line can go on after git failed, so this is said
 		// whatever the exit code.
 		fmt.Fprintf(o.stderr, "fence: hint: if git could not write a repository's config (\"Device or resource busy\"), that is fence: it keeps the config of the repositories that existed at start read-only (rule %s), since git configuration can make the host's git run code; set filesystem.allowGitConfig to lift it, or run that git command outside fence\n", policy.KeyGitConfig)

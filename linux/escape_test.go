@@ -34,6 +34,7 @@ var escapeWant = map[string]struct{ errno, why string }{
 	"tioclinux":         {"EPERM", "seccomp: ioctl TIOCLINUX"},
 	"personality":       {"EPERM", "seccomp: personality"},
 	"keyctl":            {"EPERM", "seccomp: keyctl"},
+	"keyctl-plan-cache": {"EPERM", "seccomp: keyctl (the plan cache's key)"},
 	"bpf":               {"EPERM", "seccomp: bpf"},
 	"chroot":            {"EPERM", "seccomp: chroot"},
 	"sethostname":       {"EPERM", "no capabilities"},

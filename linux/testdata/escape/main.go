@@ -73,6 +73,10 @@ func syscalls() {
 		_, err := unix.KeyctlInt(unix.KEYCTL_GET_KEYRING_ID, unix.KEY_SPEC_SESSION_KEYRING, 0, 0, 0)
 		return err
 	})
+	try("keyctl-plan-cache", func() error {
+		_, err := unix.KeyctlSearch(unix.KEY_SPEC_USER_KEYRING, "user", "fence:plan-cache", 0)
+		return err
+	})
 	try("bpf", func() error {
 		_, _, e := unix.Syscall(unix.SYS_BPF, 0, 0, 0)
 		return errnoErr(e)

@@ -1,0 +1,174 @@
+package cmd
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/gob"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fence-sandbox/fence/policy"
+	"github.com/fence-sandbox/fence/policy/inputs"
+	"github.com/fence-sandbox/fence/sandbox"
+)
+
+// The plan cache: a run whose inputs are those of an earlier one takes
+// that run's policy and plan instead of loading and planning again.
+//
+// An entry is found by a key of what the run is given: the fence binary
+// (its path and file identity, and its version), the user and group,
+// the working directory, every flag but the command, and the whole
+// environment. The command is not in the key (an agent runs another one
+// every time): what depends on it, the argv and the preflight of the
+// command line, is done on every run against the cached policy.
+//
+// What the run reads of the disk is not in the key but in the entry:
+// every read loading and planning make goes through package inputs,
+// which notes it (a config file's content, a directory's listing, a
+// path's kind, owner and times, a link's target, a PATH lookup, the
+// kernel's socket table). A hit redoes each read and takes the entry
+// only if every one finds what it found then; otherwise the run plans
+// afresh and replaces the entry. A plan whose making depended on
+// something no read captures (a time budget that ran out) or on a disk
+// that changed while it was made (this run created a directory it
+// later read) is not kept.
+
+// planCacheFormat heads every entry; an entry of another format is
+// ignored.
+const planCacheFormat = "fence plan cache 1\n"
+
+// planCacheOff disables the cache, as --no-plan-cache does.
+const planCacheOff = "FENCE_NO_PLAN_CACHE"
+
+// cacheEntry is what the cache keeps of a run.
+type cacheEntry struct {
+	Key    string
+	Fence  string // fenceIdentity
+	UID    int
+	Inputs []inputs.Observation
+	Policy []byte // policy.EncodeSnapshot
+	Plan   []byte // Plan.MarshalData
+	Chain  policy.Chain
+	// AllowGitConfig is the chain's filesystem.allowGitConfig.
+	AllowGitConfig bool
+	// Notes are what loading wrote to stderr (notes, warnings, -d
+	// lines), said again on a hit.
+	Notes []byte
+}
+
+// planCache is the cache as one run uses it; a nil *planCache is off.
+type planCache struct {
+	dir string // where entries live (see planCacheDir)
+	key string
+	rec *inputs.Record // while the run loads and plans
+	// why says, for -d and `fence plan`, how the lookup went.
+	why string
+}
+
+// planCacheKey is the key of a run with these flags, in this process.
+func planCacheKey(flags *pflag.FlagSet) string {
+	h := sha256.New()
+	dir, _ := os.Getwd()
+	fmt.Fprintf(h, "%s\x00%s\x00%s/%s\x00%d:%d:%d\x00%s\x00%s\x00", planCacheFormat, fenceIdentity(), runtime.GOOS, runtime.GOARCH, os.Getuid(), os.Getgid(), os.Geteuid(), dir, invokedAs)
+	for _, f := range keyFlags(flags) {
+		fmt.Fprintf(h, "flag\x00%s\x00", f)
+	}
+	env := slices.Clone(os.Environ())
+	slices.Sort(env)
+	for _, kv := range env {
+		fmt.Fprintf(h, "env\x00%s\x00", kv)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// keyFlags are the flags given, each as name and value, but the command
+// (-c) and the ones of `fence plan` alone, so that `fence plan` finds the
+// entry of a run with the same flags.
+func keyFlags(flags *pflag.FlagSet) []string {
+	var out []string
+	flags.Visit(func(f *pflag.Flag) {
+		if f.Name == "command" || f.Name == "platform" || f.Name == "no-plan-cache" {
+			return
+		}
+		v := f.Value.String()
+		if s, ok := f.Value.(pflag.SliceValue); ok {
+			v = strings.Join(s.GetSlice(), "\x00")
+		}
+		out = append(out, f.Name+"\x00"+v)
+	})
+	slices.Sort(out)
+	return out
+}
+
+// fenceIdentity names the running fence binary: its version, path and
+// file identity (device, inode, size, modification and change times),
+// so that a rebuilt or replaced fence never takes another's entries.
+func fenceIdentity() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "unknown"
+	}
+	return version() + "\x00" + exe + "\x00" + inputs.StatSeen(os.Stat(exe))
+}
+
+// encodeEntry is e as an entry file's bytes.
+func encodeEntry(e *cacheEntry, secret []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(e); err != nil {
+		return nil, fmt.Errorf("encode plan cache entry: %w", err)
+	}
+	sealed, err := seal(secret, e.Key, buf.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(planCacheFormat), sealed...), nil
+}
+
+// decodeEntry is the entry of an entry file's bytes, checked to be of
+// this format, sealed with secret for this key, of this fence and this
+// user.
+func decodeEntry(b []byte, key string, secret []byte) (*cacheEntry, error) {
+	rest, ok := bytes.CutPrefix(b, []byte(planCacheFormat))
+	if !ok {
+		return nil, fmt.Errorf("not an entry of this format")
+	}
+	plain, err := unseal(secret, key, rest)
+	if err != nil {
+		return nil, err
+	}
+	var e cacheEntry
+	if err := gob.NewDecoder(bytes.NewReader(plain)).Decode(&e); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	switch {
+	case e.Key != key:
+		return nil, fmt.Errorf("an entry of another key")
+	case e.Fence != fenceIdentity():
+		return nil, fmt.Errorf("an entry of another fence binary")
+	case e.UID != os.Getuid():
+		return nil, fmt.Errorf("an entry of uid %d", e.UID)
+	case len(e.Plan) == 0:
+		return nil, fmt.Errorf("an entry without a plan")
+	}
+	return &e, nil
+}
+
+// restore is the policy and plan of an entry, as the run that made them
+// had them.
+func (e *cacheEntry) restore() (*policy.Policy, *sandbox.Plan, error) {
+	pol, err := policy.DecodeSnapshot(e.Policy)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, err := sandbox.UnmarshalPlanData(e.Plan)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pol, plan, nil
+}

@@ -1,0 +1,202 @@
+package cmd
+
+import (
+	"cmp"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// The entries live in the user cache dir ($XDG_CACHE_HOME, else
+// ~/.cache) below fence/plans, one file per key: the directories 0700
+// and the files 0600, the user's own, each written whole under a
+// temporary name and renamed into place. A sandbox may be able to write
+// the directory (~/.cache is writable under most templates), so fence
+// trusts nothing it finds there that it could not have written itself:
+// an entry that does not open with the key (see plancache_key.go), a
+// link, a file or directory another user owns or that others may write,
+// a file of another size than it says or of another format is ignored,
+// and replaced by the next entry of its key.
+
+const (
+	// maxCacheEntries bounds the entries kept; the least recently
+	// written go first.
+	maxCacheEntries = 64
+	// maxCacheEntrySize bounds an entry's size, read and written.
+	maxCacheEntrySize = 8 << 20
+)
+
+// planCacheDir is the directory of the plan cache, "" when there is no
+// user cache dir.
+func planCacheDir() string {
+	base, err := os.UserCacheDir()
+	if err != nil || !filepath.IsAbs(base) {
+		return ""
+	}
+	return filepath.Join(base, "fence", "plans")
+}
+
+// makePlanCacheDir creates the cache directory (0700) when it is
+// missing, before the plan, so that the first run's plan is made on the
+// disk the next run sees.
+func makePlanCacheDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create the plan cache %q: %w", dir, err)
+	}
+	return nil
+}
+
+// openCacheDir opens dir, refusing it, or its parent fence, when it is a
+// link, not this user's or writable by others.
+func openCacheDir(dir string) (int, error) {
+	parent := filepath.Dir(filepath.Dir(dir))
+	fd, err := unix.Open(parent, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open %q: %w", parent, err)
+	}
+	for _, name := range []string{filepath.Base(filepath.Dir(dir)), filepath.Base(dir)} {
+		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			return -1, fmt.Errorf("open %q: %w", name, err)
+		}
+		fd = next
+		if err := ownOnly(fd, 0o022); err != nil {
+			unix.Close(fd)
+			return -1, fmt.Errorf("%q: %w", name, err)
+		}
+	}
+	return fd, nil
+}
+
+// ownOnly checks that the file of fd is this user's and grants none of
+// the mode bits in others.
+func ownOnly(fd int, others uint32) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("fstat: %w", err)
+	}
+	switch {
+	case int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("owned by uid %d, not this user", st.Uid)
+	case uint32(st.Mode)&others != 0:
+		return fmt.Errorf("mode %#o lets other users in", st.Mode&0o777)
+	}
+	return nil
+}
+
+// readEntryFile reads the entry file of key in the directory dirfd: a
+// regular file of this user's, mode 0600 or narrower, never through a
+// link, of at most maxCacheEntrySize bytes.
+func readEntryFile(dirfd int, key string) ([]byte, error) {
+	fd, err := unix.Openat(dirfd, key, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), key)
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, err
+	case !fi.Mode().IsRegular():
+		return nil, errors.New("not a regular file")
+	case fi.Size() > maxCacheEntrySize:
+		return nil, fmt.Errorf("%d bytes, more than an entry may have", fi.Size())
+	}
+	if err := ownOnly(fd, 0o077); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxCacheEntrySize+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) != fi.Size() {
+		return nil, errors.New("changed while read")
+	}
+	return b, nil
+}
+
+// writeEntryFile puts b in place as the entry of key: written under a
+// fresh name (mode 0600), then renamed over the old entry; the oldest
+// entries go beyond maxCacheEntries.
+func writeEntryFile(dirfd int, dir, key string, b []byte) error {
+	if len(b) > maxCacheEntrySize {
+		return fmt.Errorf("entry of %d bytes, more than an entry may have", len(b))
+	}
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := ".tmp-" + hex.EncodeToString(rnd[:])
+	fd, err := unix.Openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("create entry: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat(dirfd, tmp, dirfd, key)
+	}
+	if err != nil {
+		unix.Unlinkat(dirfd, tmp, 0)
+		return fmt.Errorf("write entry: %w", err)
+	}
+	pruneEntries(dir)
+	return nil
+}
+
+// pruneEntries removes the least recently written entries (and any
+// temporary file a run left behind) beyond maxCacheEntries.
+func pruneEntries(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) <= maxCacheEntries {
+		return
+	}
+	type aged struct {
+		name string
+		ns   int64
+	}
+	var all []aged
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil {
+			all = append(all, aged{e.Name(), fi.ModTime().UnixNano()})
+		}
+	}
+	slices.SortFunc(all, func(a, b aged) int { return cmp.Compare(b.ns, a.ns) })
+	for _, e := range all[min(len(all), maxCacheEntries):] {
+		os.Remove(filepath.Join(dir, e.name))
+	}
+}
+
+// isEntryName reports whether name is one fence gives an entry or its
+// temporary file.
+func isEntryName(name string) bool {
+	hexOnly := func(s string, n int) bool {
+		if len(s) != n {
+			return false
+		}
+		for _, c := range s {
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+				return false
+			}
+		}
+		return true
+	}
+	if rest, ok := strings.CutPrefix(name, ".tmp-"); ok {
+		return hexOnly(rest, 16)
+	}
+	return hexOnly(name, 64)
+}

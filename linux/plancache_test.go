@@ -1,0 +1,67 @@
+//go:build linux
+
+package linux_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// planCachePolicy makes the whole home writable, ~/.cache with it, as
+// the agents' templates make ~/.cache.
+const planCachePolicy = `{"filesystem": {"allowWrite": [".", "~"]}}`
+
+// planCacheScript tries, from inside, to reach the key the plan cache's
+// entries are sealed with (the escape helper's keyctl search in the
+// user keyring), and rewrites the cache's entry (KEY), which the home's
+// write access lets it.
+const planCacheScript = `c=$HOME/.cache/fence/plans
+./escape | grep '^keyctl-plan-cache:'
+head -c 200 $c/KEY > $c/KEY.cut && mv $c/KEY.cut $c/KEY && echo forged
+`
+
+const planCacheWant = "^keyctl-plan-cache: EPERM\nforged\n$"
+
+// planCacheEntry runs until the cache holds an entry, and returns its
+// name.
+func planCacheEntry(t *testing.T, w *world) string {
+	t.Helper()
+	for range 3 { // the first run records the trees it may write, and does not keep its plan
+		check(t, w.fence(t, "", nil, "--", "true"), 0, "", "")
+	}
+	names, _ := filepath.Glob(filepath.Join(w.home, ".cache/fence/plans/[0-9a-f]*"))
+	if len(names) == 0 {
+		t.Skip("no plan cache entry after three runs (no user keyring here?)")
+	}
+	return filepath.Base(names[0])
+}
+
+// TestPlanCacheSealed: under a policy that makes the home writable, the
+// command cannot reach the key the plan cache's entries are sealed with
+// (seccomp refuses keyctl), and an entry it rewrites is ignored by the
+// next run, which plans afresh and seals a new one.
+func TestPlanCacheSealed(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.uid, planCachePolicy)
+			key := planCacheEntry(t, w)
+			check(t, w.fence(t, "", nil, "-c", strings.ReplaceAll(planCacheScript, "KEY", key)), 0, planCacheWant, "")
+			check(t, w.fence(t, "", nil, "plan"), 0, "", `plan cache: miss: entry ignored`)
+			check(t, w.fence(t, "", nil, "--", "true"), 0, "", "")
+			check(t, w.fence(t, "", nil, "plan"), 0, "", `plan cache: hit`)
+		})
+	}
+}
+
+// TestPlanCacheSealedLandlockOnly: the same with Landlock alone.
+func TestPlanCacheSealedLandlockOnly(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to turn user namespaces off in a namespace of its own")
+	}
+	w := newWorld(t, os.Getuid(), planCachePolicy)
+	key := planCacheEntry(t, w)
+	check(t, w.withoutUserNS(t, "-c", strings.ReplaceAll(planCacheScript, "KEY", key)), 0, planCacheWant, "")
+	check(t, w.fence(t, "", nil, "plan"), 0, "", `plan cache: miss: entry ignored`)
+}

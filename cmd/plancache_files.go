@@ -118,12 +118,9 @@ func readEntryFile(dirfd int, key string) ([]byte, error) {
 	if err := ownOnly(fd, 0o077); err != nil {
 		return nil, err
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxCacheEntrySize+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) != fi.Size() {
-		return nil, errors.New("changed while read")
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fmt.Errorf("cut short: %w", err)
 	}
 	return b, nil
 }

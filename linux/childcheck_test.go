@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -155,7 +156,7 @@ func childCode(t *testing.T, dir string, roots []string) (map[string]childFunc, 
 		fd := decls[fn]
 		name := funcName(fn)
 		if fd == nil || fd.Body == nil {
-			if !isLinknamed(fn, decls, files) {
+			if !isLinknamed(fn, decls, files) && !isNosplitAsm(dir, fn.Name()) {
 				problems = append(problems, fmt.Sprintf("%s has no body here", name))
 			}
 			continue
@@ -270,6 +271,19 @@ func isLinknamed(fn *types.Func, decls map[*types.Func]*ast.FuncDecl, files []*a
 					return decls[fn] != nil && decls[fn].Body == nil
 				}
 			}
+		}
+	}
+	return false
+}
+
+// isNosplitAsm reports whether fn is written in an assembly file of
+// dir for this architecture, as a NOSPLIT function.
+func isNosplitAsm(dir, fn string) bool {
+	files, _ := filepath.Glob(filepath.Join(dir, "*_"+runtime.GOARCH+".s"))
+	text := regexp.MustCompile(`(?m)^TEXT\s+·` + regexp.QuoteMeta(fn) + `\(SB\),\s*NOSPLIT`)
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && text.Match(b) {
+			return true
 		}
 	}
 	return false

@@ -43,8 +43,9 @@ type pid1Prog struct {
 	namespaces   bool
 	foreground   bool
 	newSession   bool
-	dumpable     bool   // the command's first exec is judged
-	addressSpace uint64 // RLIMIT_AS in bytes, 0 for none
+	dumpable     bool    // the command's first exec is judged
+	addressSpace uint64  // RLIMIT_AS in bytes, 0 for none
+	cloneFlags   uintptr // of the command's child: see spawnFlags
 	// nofile is the RLIMIT_NOFILE fence was started with, for a command
 	// that has no limit of its own (Cur 0: none to restore).
 	nofile  unix.Rlimit
@@ -157,18 +158,30 @@ func (p *pid1Prog) run(c *childFDs) {
 	if _, errno := rawCall(unix.SYS_PIPE2, uintptr(unsafe.Pointer(&p.execPipe)), unix.O_CLOEXEC, 0, 0); errno != 0 {
 		p.fail(pid1StepPipe, errno)
 	}
-	pid, errno = rawCall(unix.SYS_CLONE, uintptr(unix.SIGCHLD), 0, 0, 0)
+	pid, errno = p.spawn()
 	if errno != 0 {
 		p.fail(pid1StepFork, errno)
-	}
-	if pid == 0 {
-		p.command()
 	}
 	p.pid = int32(pid)
 	if p.started() {
 		p.loop()
 	}
 	p.execFailed()
+}
+
+// spawn starts the command's child, which runs command: with
+// CLONE_VM|CLONE_VFORK (see spawnFlags), on this stack below this frame
+// while pid 1 sleeps until its exec, and writing only the scratch fields
+// of p that pid 1 overwrites before it reads them.
+//
+//go:nosplit
+//go:norace
+func (p *pid1Prog) spawn() (uintptr, syscall.Errno) {
+	pid, errno := rawVfork(p.cloneFlags)
+	if pid == 0 && errno == 0 {
+		p.command() // does not return
+	}
+	return pid, errno
 }
 
 // fail reports a pid-1 step that failed before the command started, and

@@ -48,6 +48,7 @@ func newPid1Prog(plan *sandbox.Plan, env []string, namespaces, foreground, noLis
 		fwdSigs:      sigBit(unix.SIGCHLD),
 	}
 	p.nofile = startNoFile(plan.Limits.OpenFiles)
+	p.cloneFlags = spawnFlags(p.dumpable)
 	for _, s := range forwarded {
 		p.fwdSigs |= sigBit(s.(unix.Signal))
 	}

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fence-sandbox/fence/darwin"
+	"github.com/fence-sandbox/fence/internal/stagetime"
 	"github.com/fence-sandbox/fence/linux"
 	"github.com/fence-sandbox/fence/policy"
 	"github.com/fence-sandbox/fence/sandbox"
@@ -24,7 +25,11 @@ import (
 
 // Execute runs fence with the process arguments and exits with its status.
 func Execute() {
-	os.Exit(runArgs(os.Args[1:], os.Stdout, os.Stderr))
+	stagetime.Mark("main")
+	code := runArgs(os.Args[1:], os.Stdout, os.Stderr)
+	stagetime.Mark("exit")
+	stagetime.Flush()
+	os.Exit(code)
 }
 
 // Main runs fence with args and returns the exit status.
@@ -195,12 +200,14 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	if err := o.anchorPolicy(); err != nil {
 		return err
 	}
+	stagetime.Mark("parsed")
 	cache := newPlanCache(o.flags, o.noPlanCache, o.up.shell)
 	defer cache.drop()
 	l, err := o.load(args, cache)
 	if err != nil {
 		return err
 	}
+	stagetime.Mark("loaded")
 	pol := l.pol
 	rec, err := o.recorder(pol, rep)
 	if err != nil {
@@ -221,6 +228,7 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	if err != nil {
 		return err
 	}
+	stagetime.Mark("planned")
 	o.limits.notes(plan, sizes, o.policy.debug, o.stderr)
 	rt := &sandbox.Runtime{Recorder: rec}
 	removeRuntimeDir, err := hostRuntimeDir(plan, rt)

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fence-sandbox/fence/internal/stagetime"
 	"github.com/fence-sandbox/fence/sandbox"
 )
 
@@ -209,10 +210,12 @@ func superviseThen(w *wire, ended func(), stderr io.Writer) (int, error) {
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
+	stagetime.Mark("supervise")
 	child, err := startChild(w)
 	if err != nil {
 		return 0, err
 	}
+	stagetime.Mark("started")
 	defer child.release()
 	defer child.close()
 	jobs.init = child.proc
@@ -226,6 +229,7 @@ func superviseThen(w *wire, ended func(), stderr io.Writer) (int, error) {
 // the command's exit code.
 func serve(child *startedChild, w *wire, jobs *supervisorJobs, ready chan struct{}, forwards, listeners []net.Listener, stderr io.Writer) (int, error) {
 	inSandbox, notify, rerr := child.report()
+	stagetime.Mark("ready")
 	close(ready) // the child takes signals now (or is gone)
 	if rerr == nil {
 		jobs.sock = child.jobs
@@ -249,6 +253,7 @@ func serve(child *startedChild, w *wire, jobs *supervisorJobs, ready chan struct
 	jobsDone := make(chan struct{})
 	jobsEnded := jobs.follow(jobsDone)
 	ps, werr := child.proc.Wait()
+	stagetime.Mark("waited")
 	close(jobsDone)
 	<-jobsEnded
 	if m, ok := jobs.startFailure(); ok {

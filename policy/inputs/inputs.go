@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -180,24 +182,68 @@ func Register(op string, c Checker) {
 	checkers[op] = c
 }
 
-// Check redoes every observation and returns the first whose result
-// differs now, or which no Checker knows; ok is true when all still hold.
+// Check redoes every observation and returns one whose result differs
+// now, or which no Checker knows (the first such that it met); ok is
+// true when all still hold. The reads are spread over as many
+// goroutines as the runtime runs at once (most are system calls that
+// walk a path), and each stops at the first one found stale.
 func Check(obs []Observation) (stale Observation, ok bool) {
 	checkersMu.RLock()
 	defer checkersMu.RUnlock()
-	for _, o := range obs {
-		if same, listing := checkListing(o); listing {
-			if !same {
-				return o, false
-			}
-			continue
+	workers := min(runtime.GOMAXPROCS(0), (len(obs)+checkBatch-1)/checkBatch)
+	if workers <= 1 {
+		i := checkFrom(obs, 0, 1, nil)
+		return staleAt(obs, i)
+	}
+	var (
+		found atomic.Bool
+		wg    sync.WaitGroup
+	)
+	first := make([]int, workers)
+	for w := range workers {
+		wg.Go(func() { first[w] = checkFrom(obs, w, workers, &found) })
+	}
+	wg.Wait()
+	return staleAt(obs, slices.Min(first))
+}
+
+// checkBatch is the fewest observations worth a goroutine of their own.
+const checkBatch = 64
+
+// checkFrom checks obs[start], obs[start+step], ... and returns the index
+// of the first that no longer holds, or len(obs); it stops early, too,
+// once found is set by another, and sets it when it finds one.
+func checkFrom(obs []Observation, start, step int, found *atomic.Bool) int {
+	for i := start; i < len(obs); i += step {
+		if found != nil && found.Load() {
+			return len(obs)
 		}
-		c := checkers[o.Op]
-		if c == nil || c(o.Path) != o.Seen {
-			return o, false
+		if !holds(obs[i]) {
+			if found != nil {
+				found.Store(true)
+			}
+			return i
 		}
 	}
+	return len(obs)
+}
+
+// staleAt is the result of Check for the index checkFrom returned.
+func staleAt(obs []Observation, i int) (Observation, bool) {
+	if i < len(obs) {
+		return obs[i], false
+	}
 	return Observation{}, true
+}
+
+// holds reports whether o's read still finds what it found (with
+// checkersMu held for reading).
+func holds(o Observation) bool {
+	if same, listing := checkListing(o); listing {
+		return same
+	}
+	c := checkers[o.Op]
+	return c != nil && c(o.Path) == o.Seen
 }
 
 // Digest is the hex SHA-256 of b, cut to 128 bits.

@@ -60,6 +60,17 @@ type cacheEntry struct {
 	// Notes are what loading wrote to stderr (notes, warnings, -d
 	// lines), said again on a hit.
 	Notes []byte
+
+	// restored is the decoding of Policy and Plan, begun by lookup
+	// beside the check of the reads (see restoreAhead); not kept.
+	restored chan restoredEntry
+}
+
+// restoredEntry is an entry's policy and plan, decoded.
+type restoredEntry struct {
+	pol  *policy.Policy
+	plan *sandbox.Plan
+	err  error
 }
 
 // planCache is the cache as one run uses it; a nil *planCache is off.
@@ -159,9 +170,29 @@ func decodeEntry(b []byte, key string, secret []byte) (*cacheEntry, error) {
 	return &e, nil
 }
 
+// restoreAhead begins decoding the entry's policy and plan in a
+// goroutine of its own, so that it runs while the reads are checked; a
+// miss drops what it decoded.
+func (e *cacheEntry) restoreAhead() {
+	e.restored = make(chan restoredEntry, 1)
+	go func() {
+		pol, plan, err := e.decode()
+		e.restored <- restoredEntry{pol, plan, err}
+	}()
+}
+
 // restore is the policy and plan of an entry, as the run that made them
-// had them.
+// had them: what restoreAhead decoded, when it began.
 func (e *cacheEntry) restore() (*policy.Policy, *sandbox.Plan, error) {
+	if e.restored == nil {
+		return e.decode()
+	}
+	r := <-e.restored
+	return r.pol, r.plan, r.err
+}
+
+// decode decodes the entry's policy and plan.
+func (e *cacheEntry) decode() (*policy.Policy, *sandbox.Plan, error) {
 	pol, err := policy.DecodeSnapshot(e.Policy)
 	if err != nil {
 		return nil, nil, err

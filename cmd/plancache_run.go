@@ -65,6 +65,7 @@ func (c *planCache) lookup() *cacheEntry {
 		c.why = fmt.Sprintf("miss: entry ignored: %v", err)
 		return nil
 	}
+	e.restoreAhead()
 	if stale, ok := inputs.Check(e.Inputs); !ok {
 		c.why = fmt.Sprintf("miss: %s is not as when the entry was made", stale)
 		return nil

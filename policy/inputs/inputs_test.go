@@ -1,8 +1,10 @@
 package inputs
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,5 +123,53 @@ func TestOwnDirAndTaint(t *testing.T) {
 	r.Stop()
 	if r.Taint() == "" {
 		t.Fatal("a result changed while recording, but the record is not tainted")
+	}
+}
+
+// TestCheckManyReads: in a record of more reads than one goroutine
+// checks, a change to any one of them, first, last or between, and an
+// operation no Checker knows, make it stale; with none, it holds.
+func TestCheckManyReads(t *testing.T) {
+	dir := t.TempDir()
+	const n = 5 * checkBatch
+	var paths []string
+	for i := range n {
+		p := filepath.Join(dir, fmt.Sprint(i))
+		if i%2 == 0 {
+			if err := os.WriteFile(p, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		paths = append(paths, p)
+	}
+	obs := record(t, func() {
+		for _, p := range paths {
+			Lstat(p)
+		}
+	})
+	if len(obs) != n {
+		t.Fatalf("noted %d reads, want %d", len(obs), n)
+	}
+	if o, ok := Check(obs); !ok {
+		t.Fatalf("unchanged, but %s does not hold", o)
+	}
+	unknown := append(slices.Clone(obs), Observation{Op: "no such op", Path: dir})
+	if o, ok := Check(unknown); ok || o.Op != "no such op" {
+		t.Errorf("an unknown operation: Check = %s, %v; want it stale", o, ok)
+	}
+	for _, i := range []int{0, 1, n/2 + 1, n - 2, n - 1} {
+		obs := record(t, func() {
+			for _, p := range paths {
+				Lstat(p)
+			}
+		})
+		if i%2 == 0 {
+			os.Remove(paths[i])
+		} else {
+			os.WriteFile(paths[i], nil, 0o644)
+		}
+		if o, ok := Check(obs); ok || o.Path != paths[i] {
+			t.Errorf("read %d changed: Check = %s, %v; want it stale", i, o, ok)
+		}
 	}
 }

@@ -124,6 +124,9 @@ type runOptions struct {
 	// values are part of the plan cache's key.
 	noPlanCache bool
 	flags       *pflag.FlagSet
+	// resumeGC turns the collector back on (see pauseGC); nil when it
+	// was not paused.
+	resumeGC func()
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -201,6 +204,8 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 		return err
 	}
 	stagetime.Mark("parsed")
+	o.resumeGC = pauseGC()
+	defer o.resumeGC()
 	cache := newPlanCache(o.flags, o.noPlanCache, o.up.shell)
 	defer cache.drop()
 	l, err := o.load(args, cache)
@@ -230,7 +235,7 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	}
 	stagetime.Mark("planned")
 	o.limits.notes(plan, sizes, o.policy.debug, o.stderr)
-	rt := &sandbox.Runtime{Recorder: rec}
+	rt := &sandbox.Runtime{Recorder: rec, Started: resumeSoon(o.resumeGC)}
 	removeRuntimeDir, err := hostRuntimeDir(plan, rt)
 	if err != nil {
 		return err

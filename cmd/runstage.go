@@ -34,6 +34,9 @@ func (o *runOptions) load(args []string, cache *planCache) (*loaded, error) {
 		cache.why = fmt.Sprintf("miss: entry ignored: %v", err)
 	}
 	o.debugCache(cache)
+	if o.resumeGC != nil {
+		o.resumeGC() // planning afresh makes more than a start-up's garbage
+	}
 	cache.start()
 	l := &loaded{}
 	stderr, pstderr := o.stderr, o.policy.stderr

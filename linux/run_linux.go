@@ -230,6 +230,9 @@ func superviseThen(w *wire, ended func(), stderr io.Writer) (int, error) {
 func serve(child *startedChild, w *wire, jobs *supervisorJobs, ready chan struct{}, forwards, listeners []net.Listener, stderr io.Writer) (int, error) {
 	inSandbox, notify, rerr := child.report()
 	stagetime.Mark("ready")
+	if w.Runtime != nil && w.Runtime.Started != nil {
+		w.Runtime.Started()
+	}
 	close(ready) // the child takes signals now (or is gone)
 	if rerr == nil {
 		jobs.sock = child.jobs

@@ -25,6 +25,10 @@ type Runtime struct {
 	Outer *OuterProxy
 	// LandlockOnly, when set, runs the plan's LandlockOnlyPlan.
 	LandlockOnly *LandlockOnlyRun
+	// Started, when set, is called once the sandbox's command has
+	// started, or the sandbox could not be built: the run's start-up is
+	// over (fence collects no garbage until then).
+	Started func()
 }
 
 // HostProxies are the ports the proxies listen on, on the host's

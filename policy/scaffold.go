@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Minimal is the smallest useful config: the builtin template base and
@@ -141,7 +142,7 @@ func placeholder(p schemaNode) string {
 		}
 		return "false"
 	case "integer", "number":
-		if m := defaultNumber.FindStringSubmatch(p.description); m != nil {
+		if m := defaultNumber().FindStringSubmatch(p.description); m != nil {
 			return m[1]
 		}
 		if p.minimum != nil {
@@ -154,8 +155,9 @@ func placeholder(p schemaNode) string {
 	return `""`
 }
 
-// defaultNumber finds "(default 3128)" in a description.
-var defaultNumber = regexp.MustCompile(`\(default (\d+)\)`)
+// defaultNumber finds "(default 3128)" in a description (compiled on
+// first use, not at every fence's start).
+var defaultNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\(default (\d+)\)`) })
 
 // writeComment writes text as // lines of at most about 80 columns.
 func writeComment(b *bytes.Buffer, indent, text string) {

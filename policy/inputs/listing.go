@@ -61,7 +61,7 @@ func listingSeen(stamp, listing string) string {
 }
 
 var (
-	listingMu sync.Mutex
+	listingMu sync.RWMutex
 	listers   = map[string]Checker{}
 )
 
@@ -76,9 +76,9 @@ func registerListing(op string, list Checker) {
 // checkListing checks a listing observation: by the stamp alone when the
 // note holds one, else by listing again.
 func checkListing(o Observation) (bool, bool) {
-	listingMu.Lock()
+	listingMu.RLock()
 	list, ok := listers[o.Op]
-	listingMu.Unlock()
+	listingMu.RUnlock()
 	if !ok {
 		return false, false
 	}

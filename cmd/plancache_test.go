@@ -459,14 +459,14 @@ func BenchmarkPlanCache(b *testing.B) {
 	for _, c := range []struct {
 		name  string
 		flags []string
-	}{{"fresh", []string{"--no-plan-cache", "-t", "code"}}, {"hit", []string{"-t", "code"}}} {
+	}{{"fresh", []string{"--no-plan-cache", "-t", "code"}}, {"hit", []string{"-t", "code"}}, {"hit-default", nil}} {
 		b.Run(c.name, func(b *testing.B) {
 			for range 3 {
 				planThroughCache(b, false, c.flags...)
 			}
 			for b.Loop() {
 				r := planThroughCache(b, false, c.flags...)
-				if r.err != "" || r.hit != (c.name == "hit") {
+				if r.err != "" || r.hit != (c.name != "fresh") {
 					b.Fatalf("hit %v (%s), err %q", r.hit, r.why, r.err)
 				}
 			}

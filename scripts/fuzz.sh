@@ -18,6 +18,7 @@ cd "$(dirname "$0")/.."
 targets=(
 	"./policy FuzzParse 150000"               # the config loader: no panic, show round-trips
 	"./policy FuzzCovers 300000"              # the path matcher against a plain reference
+	"./policy FuzzRuleJSON 150000"            # a rule read directly reads as encoding/json reads it
 	"./darwin FuzzGlobRegex 200000"           # the SBPL regexes against the Linux matcher
 	"./sandbox FuzzPreflight 120000"          # command preflight: no panic, dynamic modes agree
 	"./sandbox FuzzPlainDenyIsBlocked 60000"  # a denied command is blocked wherever it is put

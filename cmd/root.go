@@ -259,6 +259,7 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	case "linux":
 		code, err = linux.Run(plan, rt, o.stderr)
 	case "darwin":
+		o.resumeGC() // the macOS runner does not call rt.Started
 		code, err = darwin.Run(plan, rt, o.stderr)
 	default:
 		return fmt.Errorf("refusing to run %q: fence has no sandbox for %s, and never runs a command unsandboxed", strings.Join(plan.Argv, " "), runtime.GOOS)

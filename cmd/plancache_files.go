@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,31 +53,60 @@ func makePlanCacheDir(dir string) error {
 	if dir == "" {
 		return nil
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	fd, err := openCacheDir(dir, true)
+	if err != nil {
 		return fmt.Errorf("create the plan cache %q: %w", dir, err)
 	}
+	unix.Close(fd)
 	return nil
 }
 
-// openCacheDir opens dir, refusing it, or its parent fence, when it is a
-// link, not this user's or writable by others.
-func openCacheDir(dir string) (int, error) {
+// openCacheDir opens dir, the cache directory: its grandparent (the user
+// cache dir, as the user configured it) by path, then fence and plans
+// each from the one before with O_NOFOLLOW, so that no link a sandbox
+// left there is followed, refusing either when it is not this user's or
+// others may write it. With create, a missing one is made (mkdirat,
+// 0700) first. Everything fence does in the directory after is done
+// through the returned fd, never by dir's path.
+func openCacheDir(dir string, create bool) (int, error) {
 	parent := filepath.Dir(filepath.Dir(dir))
 	fd, err := unix.Open(parent, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil && create && errors.Is(err, unix.ENOENT) {
+		if err = os.MkdirAll(parent, 0o700); err == nil {
+			fd, err = unix.Open(parent, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		}
+	}
 	if err != nil {
 		return -1, fmt.Errorf("open %q: %w", parent, err)
 	}
 	for _, name := range []string{filepath.Base(filepath.Dir(dir)), filepath.Base(dir)} {
-		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		next, err := openSubdir(fd, name, create)
 		unix.Close(fd)
 		if err != nil {
-			return -1, fmt.Errorf("open %q: %w", name, err)
+			return -1, err
 		}
 		fd = next
-		if err := ownOnly(fd, 0o022); err != nil {
-			unix.Close(fd)
-			return -1, fmt.Errorf("%q: %w", name, err)
+	}
+	return fd, nil
+}
+
+// openSubdir opens the directory name in the directory dirfd, never
+// through a link, checked to be this user's and closed to others; with
+// create, a missing one is made first.
+func openSubdir(dirfd int, name string, create bool) (int, error) {
+	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Openat(dirfd, name, flags, 0)
+	if errors.Is(err, unix.ENOENT) && create {
+		if err = unix.Mkdirat(dirfd, name, 0o700); err == nil || errors.Is(err, unix.EEXIST) {
+			fd, err = unix.Openat(dirfd, name, flags, 0)
 		}
+	}
+	if err != nil {
+		return -1, fmt.Errorf("open %q: %w", name, err)
+	}
+	if err := ownOnly(fd, 0o022); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("%q: %w", name, err)
 	}
 	return fd, nil
 }
@@ -128,7 +159,7 @@ func readEntryFile(dirfd int, key string) ([]byte, error) {
 // writeEntryFile puts b in place as the entry of key: written under a
 // fresh name (mode 0600), then renamed over the old entry; the oldest
 // entries go beyond maxCacheEntries.
-func writeEntryFile(dirfd int, dir, key string, b []byte) error {
+func writeEntryFile(dirfd int, key string, b []byte) error {
 	if len(b) > maxCacheEntrySize {
 		return fmt.Errorf("entry of %d bytes, more than an entry may have", len(b))
 	}
@@ -151,31 +182,73 @@ func writeEntryFile(dirfd int, dir, key string, b []byte) error {
 		unix.Unlinkat(dirfd, tmp, 0)
 		return fmt.Errorf("write entry: %w", err)
 	}
-	pruneEntries(dir)
+	pruneEntries(dirfd, key, time.Now())
 	return nil
 }
 
-// pruneEntries removes the least recently written entries (and any
-// temporary file a run left behind) beyond maxCacheEntries.
-func pruneEntries(dir string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil || len(entries) <= maxCacheEntries {
+// pruneEntries removes, from the directory dirfd, the least recently
+// written entries (and any temporary file a run left behind) beyond
+// maxCacheEntries, keeping the one of key, just written. It lists and
+// removes through dirfd alone, and only what fence may have made: names
+// of an entry's form that are regular files of this user's. An entry
+// whose time is later than now was not written as fence writes, and goes
+// first; a name of another form is neither counted nor removed.
+func pruneEntries(dirfd int, key string, now time.Time) {
+	all := entryAges(dirfd, key, now)
+	if len(all) < maxCacheEntries {
 		return
 	}
-	type aged struct {
-		name string
-		ns   int64
+	slices.SortFunc(all, func(a, b entryAge) int { return cmp.Compare(b.ns, a.ns) })
+	for _, e := range all[maxCacheEntries-1:] {
+		unix.Unlinkat(dirfd, e.name, 0)
 	}
-	var all []aged
-	for _, e := range entries {
-		if fi, err := e.Info(); err == nil {
-			all = append(all, aged{e.Name(), fi.ModTime().UnixNano()})
+}
+
+// entryAge is an entry's name and modification time.
+type entryAge struct {
+	name string
+	ns   int64
+}
+
+// entryAges lists the entries of dirfd that pruneEntries may remove, all
+// but key's, each with its time (a time later than now as the earliest).
+func entryAges(dirfd int, key string, now time.Time) []entryAge {
+	names, err := listFd(dirfd)
+	if err != nil {
+		return nil
+	}
+	var all []entryAge
+	for _, name := range names {
+		if name == key || !isEntryName(name) {
+			continue
 		}
+		var st unix.Stat_t
+		if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil ||
+			st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() {
+			continue
+		}
+		ns := st.Mtim.Nano()
+		if ns > now.UnixNano() {
+			ns = math.MinInt64
+		}
+		all = append(all, entryAge{name, ns})
 	}
-	slices.SortFunc(all, func(a, b aged) int { return cmp.Compare(b.ns, a.ns) })
-	for _, e := range all[min(len(all), maxCacheEntries):] {
-		os.Remove(filepath.Join(dir, e.name))
+	return all
+}
+
+// listFd is the names in the directory dirfd, read through a duplicate of
+// it.
+func listFd(dirfd int) ([]string, error) {
+	dup, err := unix.Dup(dirfd)
+	if err != nil {
+		return nil, err
 	}
+	f := os.NewFile(uintptr(dup), "plans")
+	defer f.Close()
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return f.Readdirnames(-1)
 }
 
 // isEntryName reports whether name is one fence gives an entry or its

@@ -45,7 +45,7 @@ func (c *planCache) lookup() *cacheEntry {
 		c.why = fmt.Sprintf("miss: no key: %v", err)
 		return nil
 	}
-	fd, err := openCacheDir(c.dir)
+	fd, err := openCacheDir(c.dir, false)
 	if err != nil {
 		c.why = fmt.Sprintf("miss: the cache directory is not used: %v", err)
 		return nil
@@ -117,12 +117,12 @@ func (c *planCache) store(e *cacheEntry) error {
 	if err != nil {
 		return err
 	}
-	fd, err := openCacheDir(c.dir)
+	fd, err := openCacheDir(c.dir, true)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
-	if err := writeEntryFile(fd, c.dir, c.key, b); err != nil {
+	if err := writeEntryFile(fd, c.key, b); err != nil {
 		return err
 	}
 	c.why = "kept"

@@ -41,17 +41,19 @@ import (
 
 // planCacheFormat heads every entry; an entry of another format is
 // ignored.
-const planCacheFormat = "fence plan cache 1\n"
+const planCacheFormat = "fence plan cache 2\n"
 
 // planCacheOff disables the cache, as --no-plan-cache does.
 const planCacheOff = "FENCE_NO_PLAN_CACHE"
 
 // cacheEntry is what the cache keeps of a run.
 type cacheEntry struct {
-	Key    string
-	Fence  string // fenceIdentity
-	UID    int
-	Inputs []inputs.Observation
+	Key   string
+	Fence string // fenceIdentity
+	UID   int
+	// Reads are the observations of the reads planning made, packed
+	// (see packReads): gob would decode them string by string.
+	Reads  []byte
 	Policy []byte // policy.EncodeSnapshot
 	Plan   []byte // Plan.MarshalData
 	Chain  policy.Chain
@@ -61,6 +63,8 @@ type cacheEntry struct {
 	// lines), said again on a hit.
 	Notes []byte
 
+	// inputs are the observations Reads packs.
+	inputs []inputs.Observation
 	// restored is the decoding of Policy and Plan, begun by lookup
 	// beside the check of the reads (see restoreAhead); not kept.
 	restored chan restoredEntry
@@ -130,6 +134,7 @@ func fenceIdentity() string {
 
 // encodeEntry is e as an entry file's bytes.
 func encodeEntry(e *cacheEntry, secret []byte) ([]byte, error) {
+	e.Reads = packReads(e.inputs)
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(e); err != nil {
 		return nil, fmt.Errorf("encode plan cache entry: %w", err)
@@ -166,6 +171,15 @@ func decodeEntry(b []byte, key string, secret []byte) (*cacheEntry, error) {
 		return nil, fmt.Errorf("an entry of uid %d", e.UID)
 	case len(e.Plan) == 0:
 		return nil, fmt.Errorf("an entry without a plan")
+	}
+	if e.inputs, err = unpackReads(e.Reads); err != nil {
+		return nil, err
+	}
+	if len(e.inputs) == 0 {
+		// Every plan reads something (its config files, the working
+		// directory): an entry with no reads to check would be taken
+		// on trust.
+		return nil, fmt.Errorf("an entry without reads")
 	}
 	return &e, nil
 }

@@ -66,11 +66,11 @@ func (c *planCache) lookup() *cacheEntry {
 		return nil
 	}
 	e.restoreAhead()
-	if stale, ok := inputs.Check(e.Inputs); !ok {
+	if stale, ok := inputs.Check(e.inputs); !ok {
 		c.why = fmt.Sprintf("miss: %s is not as when the entry was made", stale)
 		return nil
 	}
-	c.why = fmt.Sprintf("hit: %d reads still find the same", len(e.Inputs))
+	c.why = fmt.Sprintf("hit: %d reads still find the same", len(e.inputs))
 	return e
 }
 
@@ -102,8 +102,8 @@ func (c *planCache) store(e *cacheEntry) error {
 		c.why = "not kept: " + taint
 		return nil
 	}
-	e.Inputs, e.Key, e.Fence, e.UID = rec.Observations(), c.key, fenceIdentity(), os.Getuid()
-	if stale, ok := inputs.Check(e.Inputs); !ok {
+	e.inputs, e.Key, e.Fence, e.UID = rec.Observations(), c.key, fenceIdentity(), os.Getuid()
+	if stale, ok := inputs.Check(e.inputs); !ok {
 		// Planning read the disk before it changed it (a directory it
 		// created): the next run, on the disk as it is now, keeps one.
 		c.why = fmt.Sprintf("not kept: %s changed while planning", stale)

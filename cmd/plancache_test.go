@@ -7,9 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fence-sandbox/fence/policy/inputs"
 	"github.com/fence-sandbox/fence/sandbox"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -471,5 +473,28 @@ func BenchmarkPlanCache(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestPackReads: the packed reads unpack to the same observations, empty
+// strings and long ones included, and a cut copy is refused.
+func TestPackReads(t *testing.T) {
+	obs := []inputs.Observation{
+		{Op: "lstat", Path: "/home/u/.ssh", Seen: "error 2"},
+		{Op: "", Path: "", Seen: ""},
+		{Op: "read", Path: "/p/" + strings.Repeat("x", 300), Seen: "stamp 40755 0:0 1.2"},
+	}
+	b := packReads(obs)
+	got, err := unpackReads(b)
+	if err != nil || !slices.Equal(got, obs) {
+		t.Fatalf("unpackReads(packReads(%v)) = %v, %v", obs, got, err)
+	}
+	for _, n := range []int{1, len(b) / 2, len(b) - 1} {
+		if got, err := unpackReads(b[:n]); err == nil {
+			t.Errorf("reads cut to %d bytes unpack to %v, want an error", n, got)
+		}
+	}
+	if got, err := unpackReads(nil); err != nil || len(got) != 0 {
+		t.Errorf("no reads unpack to %v, %v", got, err)
 	}
 }

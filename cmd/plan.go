@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fence-sandbox/fence/darwin"
 	"github.com/fence-sandbox/fence/linux"
@@ -30,13 +31,9 @@ func newPlanCmd(pf *policyFlags, stdout io.Writer) *cobra.Command {
 			if shell == "" && len(args) == 0 {
 				args = []string{"true"}
 			}
-			sayCached(pf.stderr, c.Flags())
-			pol, disk, err := compilePolicy(pf)
-			if err != nil {
-				return err
-			}
-			plan, err := planFor(pol, disk, sandbox.Options{Argv: args, Shell: shell, Degraded: "refuse",
-				LandlockOnly: landlockOnly || linux.UserNamespacesBlocked()})
+			opts := sandbox.Options{Argv: args, Shell: shell, Degraded: "refuse",
+				LandlockOnly: landlockOnly || linux.UserNamespacesBlocked()}
+			plan, err := planOrCached(pf, c.Flags(), opts)
 			if err != nil {
 				return err
 			}
@@ -56,6 +53,24 @@ func newPlanCmd(pf *policyFlags, stdout io.Writer) *cobra.Command {
 	c.Flags().StringVar(&platform, "platform", runtime.GOOS, "linux or darwin")
 	c.Flags().BoolVar(&landlockOnly, "landlock-only", false, "on linux, add the rules of the Landlock-only engine, which runs where this user cannot create user namespaces (added anyway when this system's settings say so)")
 	return c
+}
+
+// planOrCached is the plan `fence plan` prints: on a plan cache hit the
+// cached one, as a run with these flags here would take it, else a fresh
+// one; it says which on w first (see sayCached).
+func planOrCached(pf *policyFlags, flags *pflag.FlagSet, opts sandbox.Options) (*sandbox.Plan, error) {
+	if plan := sayCached(pf.stderr, flags); plan != nil {
+		plan, err := plan.WithCommand(opts)
+		if err != nil || !opts.LandlockOnly {
+			return plan, err
+		}
+		return sandbox.WithLandlockOnly(plan), nil
+	}
+	pol, disk, err := compilePolicy(pf)
+	if err != nil {
+		return nil, err
+	}
+	return planFor(pol, disk, opts)
 }
 
 // printDarwinPlan prints the sandbox-exec command line and the profile

@@ -3,9 +3,12 @@ package cmd
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/gob"
 	"encoding/hex"
 	"fmt"
+	"hash"
+	"io"
 	"os"
 	"runtime"
 	"slices"
@@ -86,38 +89,59 @@ type planCache struct {
 	why string
 }
 
-// planCacheKey is the key of a run with these flags, in this process.
+// planCacheKey is the key of a run with these flags, in this process:
+// the hash of its parts, each given with its length (see keyWriter), so
+// that no two runs' parts hash alike.
 func planCacheKey(flags *pflag.FlagSet) string {
-	h := sha256.New()
+	k := keyWriter{sha256.New()}
 	dir, _ := os.Getwd()
-	fmt.Fprintf(h, "%s\x00%s\x00%s/%s\x00%d:%d:%d\x00%s\x00%s\x00", planCacheFormat, fenceIdentity(), runtime.GOOS, runtime.GOARCH, os.Getuid(), os.Getgid(), os.Geteuid(), dir, invokedAs)
+	k.field("run", planCacheFormat, fenceIdentity(), runtime.GOOS+"/"+runtime.GOARCH,
+		fmt.Sprintf("%d:%d:%d", os.Getuid(), os.Getgid(), os.Geteuid()), dir, invokedAs)
 	for _, f := range keyFlags(flags) {
-		fmt.Fprintf(h, "flag\x00%s\x00", f)
+		k.field("flag", f...)
 	}
 	env := slices.Clone(os.Environ())
 	slices.Sort(env)
-	for _, kv := range env {
-		fmt.Fprintf(h, "env\x00%s\x00", kv)
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	k.field("env", env...)
+	return hex.EncodeToString(k.h.Sum(nil))
 }
 
-// keyFlags are the flags given, each as name and value, but the command
-// (-c) and the ones of `fence plan` alone, so that `fence plan` finds the
-// entry of a run with the same flags.
-func keyFlags(flags *pflag.FlagSet) []string {
-	var out []string
+// keyWriter writes a key's parts to a hash without ambiguity: each part
+// is a tag, a count of values and the values, each prefixed with its
+// length.
+type keyWriter struct{ h hash.Hash }
+
+func (k keyWriter) field(tag string, values ...string) {
+	k.str(tag)
+	var n [binary.MaxVarintLen64]byte
+	k.h.Write(n[:binary.PutUvarint(n[:], uint64(len(values)))])
+	for _, v := range values {
+		k.str(v)
+	}
+}
+
+func (k keyWriter) str(s string) {
+	var n [binary.MaxVarintLen64]byte
+	k.h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+	io.WriteString(k.h, s)
+}
+
+// keyFlags are the flags given, each as its name and its values, but the
+// command (-c) and the ones of `fence plan` alone, so that `fence plan`
+// finds the entry of a run with the same flags.
+func keyFlags(flags *pflag.FlagSet) [][]string {
+	var out [][]string
 	flags.Visit(func(f *pflag.Flag) {
 		if f.Name == "command" || f.Name == "platform" || f.Name == "no-plan-cache" {
 			return
 		}
-		v := f.Value.String()
+		v := []string{f.Value.String()}
 		if s, ok := f.Value.(pflag.SliceValue); ok {
-			v = strings.Join(s.GetSlice(), "\x00")
+			v = s.GetSlice()
 		}
-		out = append(out, f.Name+"\x00"+v)
+		out = append(out, append([]string{f.Name}, v...))
 	})
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
 	return out
 }
 

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fence-sandbox/fence/policy/inputs"
+	"github.com/fence-sandbox/fence/sandbox"
 )
 
 // planCacheDisabled reports whether the environment turns the cache off
@@ -141,13 +142,24 @@ func (t teeWriter) Write(p []byte) (int, error) {
 }
 
 // sayCached tells, for `fence plan`, whether a run with these flags here
-// would take a cached plan, and why not.
-func sayCached(w io.Writer, flags *pflag.FlagSet) {
+// would take a cached plan, and why not; on a hit it says what loading
+// said, as the run does, and returns the cached plan.
+func sayCached(w io.Writer, flags *pflag.FlagSet) *sandbox.Plan {
 	cache := newPlanCache(flags, false, shellFlags{mode: "default"})
 	if cache == nil {
 		fmt.Fprintf(w, "fence: plan cache: off\n")
-		return
+		return nil
 	}
-	cache.lookup()
+	var plan *sandbox.Plan
+	if e := cache.lookup(); e != nil {
+		var err error
+		if _, plan, err = e.restore(); err != nil {
+			cache.why = fmt.Sprintf("miss: entry ignored: %v", err)
+		} else {
+			cache.why += " (the plan printed is the cached one)"
+			defer w.Write(e.Notes)
+		}
+	}
 	fmt.Fprintf(w, "fence: plan cache: %s\n", cache.why)
+	return plan
 }

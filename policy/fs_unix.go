@@ -3,6 +3,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +20,9 @@ type OSFS struct{}
 // ReadFile reads path after checking who can change it.
 func (OSFS) ReadFile(path string) ([]byte, error) {
 	f, err := inputs.Open(path)
+	if errors.Is(err, inputs.ErrNotRegular) {
+		return nil, fmt.Errorf("config %q is not a regular file", path)
+	}
 	if err != nil {
 		return nil, err
 	}

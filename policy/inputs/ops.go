@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // The operations of this package, as observations name them.
@@ -34,7 +36,7 @@ func init() {
 		entries, err := os.ReadDir(p)
 		return dirSeen(foreignEntries(p, entries), err)
 	})
-	Register(OpRead, func(p string) string { return contentSeen(os.ReadFile(p)) })
+	Register(OpRead, func(p string) string { return contentSeen(readRegular(p)) })
 	Register(OpOpen, openSeen)
 	Register(OpReadlink, func(p string) string { return valueSeen(os.Readlink(p)) })
 	Register(OpEval, func(p string) string { return valueSeen(filepath.EvalSymlinks(p)) })
@@ -74,19 +76,21 @@ func ReadDir(p string) ([]fs.DirEntry, error) {
 	return entries, err
 }
 
-// ReadFile is os.ReadFile, observed by the hash of the content.
+// ReadFile is os.ReadFile of a regular file (see OpenFile), observed by
+// the hash of the content.
 func ReadFile(p string) ([]byte, error) {
-	b, err := os.ReadFile(p)
+	b, err := readRegular(p)
 	if Recording() {
 		Note(OpRead, p, contentSeen(b, err))
 	}
 	return b, err
 }
 
-// Open is os.Open, observed by what the open file is (its fstat); a
-// caller that reads the content notes it with NoteContent.
+// Open is os.Open of a regular file (see OpenFile), observed by what
+// the open file is (its fstat); a caller that reads the content notes it
+// with NoteContent.
 func Open(p string) (*os.File, error) {
-	f, err := os.Open(p)
+	f, err := OpenFile(p)
 	if Recording() {
 		Note(OpOpen, p, fileSeen(f, err))
 	}
@@ -220,11 +224,50 @@ func fileSeen(f *os.File, err error) string {
 }
 
 func openSeen(p string) string {
-	f, err := os.Open(p)
+	f, err := OpenFile(p)
 	if err == nil {
 		defer f.Close()
 	}
 	return fileSeen(f, err)
+}
+
+// ErrNotRegular is what reading a path that is not a regular file (a
+// FIFO, a device, a socket, a directory) finds.
+var ErrNotRegular = errors.New("not a regular file")
+
+// OpenFile opens the regular file at p for reading. The open does not
+// block (O_NONBLOCK: a FIFO a sandbox left where planning reads a file
+// would stall every later run), and anything but a regular file is
+// refused with ErrNotRegular before a byte is read, as an unreadable
+// file is. Links are followed, as the configured paths read through
+// here (a dotfile linked from elsewhere) may be links.
+func OpenFile(p string) (*os.File, error) {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	var st unix.Stat_t
+	if err = unix.Fstat(fd, &st); err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG {
+		err = ErrNotRegular
+	}
+	if err == nil {
+		err = unix.SetNonblock(fd, false)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	return os.NewFile(uintptr(fd), p), nil
+}
+
+// readRegular is the content of the regular file at p.
+func readRegular(p string) ([]byte, error) {
+	f, err := OpenFile(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // dirSeen is the digest of a listing: each name with its kind.

@@ -166,6 +166,8 @@ func (p *program) restrict(w *wire, l *landlockLowering) {
 		filtered:    plan.Network == "none",
 		guardModes:  !w.Namespaces,
 		root:        unix.Geteuid() == 0,
+		// Without a pid namespace the supervisor is in sight.
+		guardProcesses: !w.Namespaces,
 	})
 	if err != nil {
 		p.fail(fmt.Errorf("assemble seccomp filter: %w", err))

@@ -58,7 +58,8 @@ func SeccompSummary() []string {
 	sort.Strings(names)
 	return append(names,
 		"clone and unshare with namespace flags", "clone3 (ENOSYS, so libc falls back to clone)",
-		"ioctl TIOCSTI and TIOCLINUX", "personality other than PER_LINUX and queries")
+		"ioctl TIOCSTI and TIOCLINUX", "personality other than PER_LINUX and queries",
+		"in the Landlock-only engine: prlimit64, setpriority, ioprio_set, sched_setaffinity, sched_setscheduler, sched_setparam and sched_setattr on any process but the caller")
 }
 
 // seccompOptions are the parts of the filter that depend on the plan.
@@ -79,6 +80,10 @@ type seccompOptions struct {
 	// the host read-only (see modeRules); root, when the command runs as
 	// uid 0, refuses chmod and chown entirely.
 	guardModes, root bool
+	// guardProcesses, in the Landlock-only engine, refuses the calls that
+	// change another process's limits and scheduling (see
+	// otherProcessRules): there the supervisor is in the command's sight.
+	guardProcesses bool
 }
 
 // seccompProgram assembles the filter. It kills a process that calls in
@@ -115,6 +120,9 @@ func seccompProgram(o seccompOptions) ([]bpf.RawInstruction, error) {
 	}
 	if o.guardModes {
 		prog = append(prog, modeRules(o.root)...)
+	}
+	if o.guardProcesses {
+		prog = append(prog, otherProcessRules()...)
 	}
 	switch {
 	case o.netGuard:

@@ -8,6 +8,8 @@
 //	modeprobe chown PATH...        fchownat, fchown to the caller's own ids
 //	modeprobe xattr PATH...        a user attribute and an ACL granting others rwx, then removal
 //	modeprobe subreaper CMD...     become a child subreaper, run CMD, then hold on to its orphans
+//	modeprobe others PID           the calls that act on another process, on PID ("other") and on
+//	                               itself ("self"), each setting what it first read back unchanged
 package main
 
 import (
@@ -30,6 +32,14 @@ func main() {
 	switch os.Args[1] {
 	case "subreaper":
 		subreaper(os.Args[2:])
+	case "others":
+		pid, err := strconv.Atoi(os.Args[2])
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bad pid %q\n", os.Args[2])
+			os.Exit(2)
+		}
+		others("other", pid, pid)
+		others("self", 0, os.Getpid())
 	case "chmod":
 		mode := parseMode(os.Args[2])
 		for _, p := range os.Args[3:] {
@@ -159,4 +169,76 @@ func try(name, p string, f func() error) {
 		return
 	}
 	fmt.Printf("%s %s: ok\n", name, p)
+}
+
+// others tries on pid (0: the caller) each call that changes another
+// process's limits or scheduling, setting the value it read, and the ones
+// that go through ptrace's access check; real is the pid where 0 will not do.
+func others(label string, pid, real int) {
+	try("prlimit64", label, func() error {
+		var lim unix.Rlimit
+		if err := raw(unix.SYS_PRLIMIT64, uintptr(pid), unix.RLIMIT_NOFILE, 0, uintptr(unsafe.Pointer(&lim))); err != nil {
+			return fmt.Errorf("get: %w", err)
+		}
+		return raw(unix.SYS_PRLIMIT64, uintptr(pid), unix.RLIMIT_NOFILE, uintptr(unsafe.Pointer(&lim)), 0)
+	})
+	try("setpriority", label, func() error {
+		prio, err := unix.Getpriority(unix.PRIO_PROCESS, pid)
+		if err != nil {
+			return fmt.Errorf("get: %w", err)
+		}
+		return unix.Setpriority(unix.PRIO_PROCESS, pid, 20-prio)
+	})
+	try("ioprio_set", label, func() error {
+		prio, _, e := unix.Syscall(unix.SYS_IOPRIO_GET, 1, uintptr(pid), 0)
+		if e != 0 {
+			return fmt.Errorf("get: %w", e)
+		}
+		return raw(unix.SYS_IOPRIO_SET, 1, uintptr(pid), prio)
+	})
+	try("sched_setaffinity", label, func() error {
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(pid, &set); err != nil {
+			return fmt.Errorf("get: %w", err)
+		}
+		return unix.SchedSetaffinity(pid, &set)
+	})
+	var param [8]byte // struct sched_param: priority 0, for SCHED_OTHER
+	try("sched_setscheduler", label, func() error {
+		return raw(unix.SYS_SCHED_SETSCHEDULER, uintptr(pid), 0, uintptr(unsafe.Pointer(&param)))
+	})
+	try("sched_setparam", label, func() error {
+		return raw(unix.SYS_SCHED_SETPARAM, uintptr(pid), uintptr(unsafe.Pointer(&param)))
+	})
+	try("sched_setattr", label, func() error {
+		attr, err := unix.SchedGetAttr(pid, 0)
+		if err != nil {
+			return fmt.Errorf("get: %w", err)
+		}
+		return unix.SchedSetAttr(pid, attr, 0)
+	})
+	try("kcmp", label, func() error { return raw(unix.SYS_KCMP, uintptr(os.Getpid()), uintptr(real), 1 /* KCMP_FILES */, 0, 0) })
+	pidfd, err := unix.PidfdOpen(real, 0)
+	if err != nil {
+		fmt.Printf("pidfd_open %s: %v\n", label, err)
+		return
+	}
+	defer unix.Close(pidfd)
+	try("pidfd_getfd", label, func() error {
+		fd, err := unix.PidfdGetfd(pidfd, 0, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	})
+	try("process_madvise", label, func() error {
+		page := make([]byte, os.Getpagesize())
+		iov := unix.Iovec{Base: &page[0]}
+		iov.SetLen(len(page))
+		_, _, e := unix.Syscall6(unix.SYS_PROCESS_MADVISE, uintptr(pidfd), uintptr(unsafe.Pointer(&iov)), 1, unix.MADV_COLD, 0, 0)
+		if e != 0 {
+			return e
+		}
+		return nil
+	})
 }

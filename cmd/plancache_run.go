@@ -32,6 +32,9 @@ func newPlanCache(flags *pflag.FlagSet, off bool, sh shellFlags) *planCache {
 	if dir == "" {
 		return nil
 	}
+	// Before the lookup, so that its check of a listing of dir leaves
+	// out what the noting left out.
+	inputs.SetOwnDir(dir, isEntryName)
 	return &planCache{dir: dir, key: planCacheKey(flags)}
 }
 
@@ -78,7 +81,6 @@ func (c *planCache) lookup() *cacheEntry {
 // start begins noting what loading and planning read.
 func (c *planCache) start() {
 	if c != nil {
-		inputs.SetOwnDir(c.dir, isEntryName)
 		c.rec = inputs.Start()
 	}
 }

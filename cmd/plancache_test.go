@@ -96,6 +96,7 @@ func (w *cacheWorld) plan(flags ...string) cacheRun {
 // planThroughCache plans as plan does; with text, the plan is printed
 // into the result.
 func planThroughCache(tb testing.TB, text bool, flags ...string) cacheRun {
+	inputs.SetOwnDir("", nil) // as in a fresh process
 	var stderr strings.Builder
 	o := &runOptions{policy: &policyFlags{stderr: &stderr}, stderr: &stderr, up: upstreamFlags{stdout: io.Discard}}
 	root := rootFor(o, io.Discard, &stderr)

@@ -17,6 +17,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -47,9 +48,11 @@ type Record struct {
 }
 
 // ownDir is a directory of fence's own whose entries of its own making
-// (own says which names) are left out of what is noted: the plan
-// cache's, which every run changes. Anything else in it is noted as
-// anywhere else.
+// are left out of what is noted: the plan cache's, which every run
+// changes. Only regular files directly in it, named as own says, are
+// left out, from its listings and from the stats of them; anything else
+// in it (a directory or a link of an entry's name, and whatever is below
+// one) is noted as anywhere else.
 var ownDir struct {
 	sync.RWMutex
 	dir string
@@ -63,7 +66,8 @@ func SetOwnDir(dir string, own func(name string) bool) {
 	ownDir.dir, ownDir.own = dir, own
 }
 
-// ownEntry reports whether p is an entry of fence's own directory.
+// ownEntry reports whether p is named as an entry of fence's own
+// directory, directly in it.
 func ownEntry(p string) bool {
 	ownDir.RLock()
 	defer ownDir.RUnlock()
@@ -75,6 +79,20 @@ func isOwnDir(dir string) bool {
 	ownDir.RLock()
 	defer ownDir.RUnlock()
 	return ownDir.dir != "" && dir == ownDir.dir
+}
+
+// ownFile reports whether a stat of p that found fi is one of an entry
+// of fence's own: a regular file of an entry's name in its directory,
+// not a link to one (followed says the stat followed links).
+func ownFile(p string, fi fs.FileInfo, err error, followed bool) bool {
+	if err != nil || !fi.Mode().IsRegular() || !ownEntry(p) {
+		return false
+	}
+	if followed {
+		fi, err = os.Lstat(p)
+		return err == nil && fi.Mode().IsRegular()
+	}
+	return true
 }
 
 // foreignEntries drops from a listing of fence's own directory the
@@ -150,9 +168,6 @@ func Note(op, path, seen string) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if ownEntry(path) {
-		return
-	}
 	k := [2]string{op, path}
 	if i, ok := r.index[k]; ok {
 		if r.obs[i].Seen != seen && r.taint == "" {

@@ -46,7 +46,7 @@ func init() {
 // Lstat is os.Lstat, observed.
 func Lstat(p string) (fs.FileInfo, error) {
 	fi, err := os.Lstat(p)
-	if Recording() {
+	if Recording() && !ownFile(p, fi, err, false) {
 		Note(OpLstat, p, statSeen(fi, err))
 	}
 	return fi, err
@@ -55,7 +55,7 @@ func Lstat(p string) (fs.FileInfo, error) {
 // Stat is os.Stat, observed.
 func Stat(p string) (fs.FileInfo, error) {
 	fi, err := os.Stat(p)
-	if Recording() {
+	if Recording() && !ownFile(p, fi, err, true) {
 		Note(OpStat, p, statSeen(fi, err))
 	}
 	return fi, err

@@ -3,7 +3,6 @@ package cmd
 import (
 	"runtime/debug"
 	"sync"
-	"time"
 )
 
 // A run collects no garbage while it starts: on a plan cache hit the
@@ -11,19 +10,16 @@ import (
 // decoding, the check of its reads), and a collection then costs more
 // than the memory, above all once the sandbox child is cloned, when every
 // page the collector writes is copied for the child. The collector is
-// back on a moment (resumeAfterStart) after the command has started (a
-// short command ends first, and its run never collects), and at once
-// when the run loads and plans afresh (planning a large tree makes far
-// more); and the pause has a memory limit: past startMemoryLimit the
-// collector runs anyway.
+// back on as soon as the command has started, and at once when the run
+// loads and plans afresh (planning a large tree makes far more); and the
+// pause has a memory limit: past startMemoryLimit the collector runs
+// anyway. (Turned back on from a timer 100 ms after the start instead,
+// it lost a Ctrl-C typed right after fg of a stopped command in
+// TestJobControl.)
 
 // startMemoryLimit bounds the memory a run's start-up may take with the
 // collector paused.
 const startMemoryLimit = 32 << 20
-
-// resumeAfterStart is how long after the command's start the collector
-// comes back on.
-const resumeAfterStart = 100 * time.Millisecond
 
 // pauseGC turns the collector off, within startMemoryLimit (or a lower
 // limit of the user's, GOMEMLIMIT), and returns what turns it back on as
@@ -36,9 +32,4 @@ func pauseGC() (resume func()) {
 		debug.SetGCPercent(percent)
 		debug.SetMemoryLimit(limit)
 	})
-}
-
-// resumeSoon calls resume resumeAfterStart from now.
-func resumeSoon(resume func()) func() {
-	return func() { time.AfterFunc(resumeAfterStart, resume) }
 }

@@ -235,7 +235,7 @@ func (o *runOptions) execute(args []string, rep *runReport) error {
 	}
 	stagetime.Mark("planned")
 	o.limits.notes(plan, sizes, o.policy.debug, o.stderr)
-	rt := &sandbox.Runtime{Recorder: rec, Started: resumeSoon(o.resumeGC)}
+	rt := &sandbox.Runtime{Recorder: rec, Started: o.resumeGC}
 	removeRuntimeDir, err := hostRuntimeDir(plan, rt)
 	if err != nil {
 		return err

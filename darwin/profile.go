@@ -38,8 +38,10 @@ func refusedProfile(o ProfileOptions, err error) string {
 func Build(in Input) (string, error) {
 	w := &writer{tag: in.tag(), allowed: map[string]bool{}}
 	w.line(`(version 1)`)
-	for _, warn := range socketWarnings(in) {
-		w.line("; warning: %s", warn)
+	if n := len(in.SocketScanCut); n > 0 {
+		// fence's own words and a count: no path reaches a comment,
+		// where a newline in a name would end it and start a rule.
+		w.line("; warning: fence could not list the unix sockets of %d writable tree(s) at start: they are closed to unix sockets (the denies below)", n)
 	}
 	w.line(`(deny default (with message %s))`, sbplString(w.tag+":default"))
 	w.process()
@@ -81,7 +83,13 @@ func (w *writer) line(format string, args ...any) {
 	fmt.Fprintf(w, format+"\n", args...)
 }
 
-func (w *writer) comment(s string) { w.line("\n; %s", s) }
+// note is a comment's text: fence's own fixed words, never a path or a
+// value from the disk or the environment (a newline in one would end the
+// comment and start a rule). A string constant converts to it; a string
+// variable does not.
+type note string
+
+func (w *writer) comment(s note) { w.line("\n; %s", s) }
 
 // allow writes an allow of ops with filters (none: the operations
 // everywhere), and records the operations.

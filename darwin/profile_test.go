@@ -146,6 +146,9 @@ func TestProfileChecks(t *testing.T) {
 
 func checkProfile(t *testing.T, name, profile string) []rule {
 	t.Helper()
+	if err := checkComments(profile); err != nil {
+		t.Fatalf("%s: %v in:\n%s", name, err, profile)
+	}
 	forms, err := parseSBPL(profile)
 	if err != nil {
 		t.Fatalf("%s: %v in:\n%s", name, err, profile)

@@ -176,6 +176,47 @@ func (r *reader) str() (string, error) {
 	return "", fmt.Errorf("unclosed string")
 }
 
+// ownComments are the comments the compiler writes, fence's own words
+// each; ownWarning is the one that carries a count.
+var ownComments = []string{
+	"processes: run, fork, and signal or inspect only inside the sandbox",
+	"sysctls: named entries only",
+	"mach services",
+	"semaphores (Python multiprocessing), preferences, shared memory of preferences and notifications, power state",
+	"unix and system sockets: creating one grants nothing; the network rules below say where it may lead",
+	"/dev: the essentials, the command's own terminals (job control, isatty), the descriptors",
+	"reads",
+	"writes, and unix sockets bound or reached below writable paths",
+	"network: the proxies on the host's loopback, what the policy opens; unix sockets only as listed",
+	"denies, each naming its rule, every specific operation allowed above, and the directories above it",
+}
+
+var ownWarning = regexp.MustCompile(`^warning: fence could not list the unix sockets of [0-9]+ writable tree\(s\) at start: they are closed to unix sockets \(the denies below\)$`)
+
+// checkComments: every comment line is one of fence's own, so that no
+// text from the disk or the environment reaches a comment (a newline in
+// it would end the comment and start a rule), and a comment starts its
+// line.
+func checkComments(profile string) error {
+	for i, line := range strings.Split(profile, "\n") {
+		c := strings.IndexByte(line, ';')
+		if c < 0 {
+			continue
+		}
+		if strings.TrimSpace(line[:c]) != "" {
+			if !strings.ContainsRune(line[:c], '"') {
+				return fmt.Errorf("line %d: a comment after a form: %q", i+1, line)
+			}
+			continue // a ';' inside a string or a regex
+		}
+		text := strings.TrimPrefix(line[c+1:], " ")
+		if !slices.Contains(ownComments, text) && !ownWarning.MatchString(text) {
+			return fmt.Errorf("line %d: comment %q is not one of fence's own", i+1, text)
+		}
+	}
+	return nil
+}
+
 // vocabulary is testdata/sbpl-vocabulary.txt: kind -> names.
 var vocabulary = sync.OnceValue(func() map[string][]string {
 	f, err := os.Open("testdata/sbpl-vocabulary.txt")

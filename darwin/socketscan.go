@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fence-sandbox/fence/sandbox"
@@ -22,8 +24,8 @@ import (
 // budget fails closed: every unix socket below it but the private
 // TMPDIR's and the listed ones stays closed for the run.
 
-// socketScanBudget bounds the walk of each writable tree: entries seen
-// and time taken. Variables, so that tests can make them small.
+// socketScanBudget bounds the walk of all writable trees together:
+// entries seen and time taken. Variables, so that tests can make them small.
 var (
 	socketScanEntries = 500_000
 	socketScanTime    = 4 * sandbox.DefaultGlobBudget
@@ -34,13 +36,16 @@ var (
 // macOS's spelling.
 type socketScan struct {
 	found, cut []string
+	// entries and deadline are the budget's use so far, for all roots.
+	entries  int
+	deadline time.Time
 }
 
 // scanSockets walks each root for unix sockets, leaving out skip (the
-// private TMPDIR, which holds only the command's own). A root that does
-// not exist holds none.
+// private TMPDIR, which holds only the command's own), within one budget
+// for all roots. A root that does not exist holds none.
 func scanSockets(roots, skip []string) socketScan {
-	var s socketScan
+	s := socketScan{deadline: time.Now().Add(socketScanTime)}
 	for _, root := range outermost(roots) {
 		real, err := filepath.EvalSymlinks(root)
 		if err != nil {
@@ -53,9 +58,12 @@ func scanSockets(roots, skip []string) socketScan {
 	return s
 }
 
-// walk scans one tree, within the budget.
+// walk scans one tree, within what is left of the budget.
 func (s *socketScan) walk(root string, skip []string) {
-	n, deadline := 0, time.Now().Add(socketScanTime)
+	if s.entries >= socketScanEntries || time.Now().After(s.deadline) {
+		s.cut = append(s.cut, darwinPath(root))
+		return
+	}
 	stopped := false
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -64,7 +72,7 @@ func (s *socketScan) walk(root string, skip []string) {
 			s.cut = append(s.cut, darwinPath(p))
 			return nil
 		}
-		if n++; n > socketScanEntries || n%512 == 0 && time.Now().After(deadline) {
+		if s.entries++; s.entries > socketScanEntries || s.entries%512 == 0 && time.Now().After(s.deadline) {
 			stopped = true
 			return filepath.SkipAll
 		}
@@ -107,15 +115,17 @@ func scanRoots(in Input) []string {
 	return out
 }
 
-// socketWarnings say which trees fail closed for unix sockets, and why.
+// socketWarnings say, in one line, which trees fail closed for unix
+// sockets, and why; each tree quoted (%q), so that a name's newlines and
+// control characters reach the terminal escaped.
 func socketWarnings(in Input) []string {
-	var out []string
-	for _, t := range in.SocketScanCut {
-		out = append(out, fmt.Sprintf("fence could not list every unix socket below %s at start (a walk of at most %d entries and %s, or a directory it cannot read): "+
-			"no unix socket below it can be reached in this run but the private TMPDIR's and those network.allowUnixSockets lists (list what the command needs there, or make less writable)",
-			t, socketScanEntries, socketScanTime))
+	if len(in.SocketScanCut) == 0 {
+		return nil
 	}
-	return out
+	trees := mapList(in.SocketScanCut, func(t string) string { return strconv.Quote(t) })
+	return []string{fmt.Sprintf("fence could not list every unix socket below %d tree(s) at start (a walk of at most %d entries and %s in all, or a directory it cannot read): %s; "+
+		"no unix socket below them can be reached or bound in this run but the private TMPDIR's and those network.allowUnixSockets lists (list what the command needs there, or make less writable)",
+		len(trees), socketScanEntries, socketScanTime, strings.Join(trees, ", "))}
 }
 
 // unlisted are the sockets no network.allowUnixSockets rule lists.

@@ -387,8 +387,18 @@ func braceAlternatives(p string) (alts []string, end int) {
 }
 
 // literalRegex is an anchored regex matching the path p exactly (and,
-// with subtree, what is below it), its case folded as mode says.
+// with subtree, what is below it), its case folded as mode says. A
+// trailing slash is the directory's own ("/a/" is "/a"), and the root's
+// subtree is every path.
 func literalRegex(p string, fold foldMode, subtree bool) string {
+	if trimmed := strings.TrimRight(p, "/"); trimmed != "" {
+		p = trimmed
+	} else if strings.HasPrefix(p, "/") {
+		if subtree {
+			return "^/.*$"
+		}
+		return "^/$"
+	}
 	t := &translator{fold: fold, pattern: p}
 	t.b.WriteString("^")
 	for _, r := range p {

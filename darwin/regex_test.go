@@ -289,3 +289,43 @@ func posixBracket(s string) (end int, members [256]bool, err error) {
 	}
 	return i, set, nil
 }
+
+// TestLiteralRegexSubtree: a path's regex with what is below it matches
+// the path and everything below it, the root included (a walk cut at "/"
+// closes every socket), and a path written with a trailing slash alike.
+func TestLiteralRegexSubtree(t *testing.T) {
+	for _, tc := range []struct {
+		path       string
+		match, not []string
+	}{
+		{path: "/", match: []string{"/", "/Users/dev/x.sock", "/private/tmp/a.sock"}},
+		{path: "/Users/dev", match: []string{"/Users/dev", "/users/DEV/.docker/run/docker.sock"}, not: []string{"/Users/devx", "/Users"}},
+		{path: "/Users/dev/", match: []string{"/Users/dev", "/Users/dev/a"}, not: []string{"/Users/devx"}},
+	} {
+		for _, fold := range []foldMode{foldEqual, foldNone} {
+			re := regexp.MustCompile(literalRegex(tc.path, fold, true))
+			for _, m := range tc.match {
+				if fold == foldNone {
+					m = strings.Replace(m, "/users/DEV", "/Users/dev", 1)
+				}
+				if !re.MatchString(m) {
+					t.Errorf("literalRegex(%q, %d) = %s does not match %q", tc.path, fold, re, m)
+				}
+			}
+			for _, n := range tc.not {
+				if re.MatchString(n) {
+					t.Errorf("literalRegex(%q, %d) = %s matches %q", tc.path, fold, re, n)
+				}
+			}
+		}
+	}
+	in := InputFromPolicy(policy.Compile(policy.Config{Filesystem: policy.Filesystem{AllowWrite: []string{"/**/fence-cache"}}}, testEnv), testOptions, testFinder)
+	in.SocketScanCut = []string{"/"}
+	p, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if connect := socketDenies(t, p, "network-outbound"); !strings.Contains(connect, `(regex #"^/.*$")`) {
+		t.Errorf("a walk cut at / does not close every socket:\n%s", connect)
+	}
+}

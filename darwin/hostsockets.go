@@ -120,9 +120,13 @@ func (w *writer) except(h hostSocketPlace, in Input) []string {
 
 // hostSocketDenies closes the host's sockets below writable paths: no
 // connect to one, no bind there (which would put a server of the
-// command's where the host's clients look), and for a socket found at
-// start no unlink or rename over it and no rename of a directory above
-// it (which would move it out of its deny).
+// command's where the host's clients look), no write in a place (unlink
+// or rename of a socket there, or over it) and no rename of a directory
+// above one (either would move a socket out of its deny). A tree fence
+// could not list is closed to connect and bind only: its files stay
+// writable, so a socket of the host's there can be renamed out of it
+// (Seatbelt's vnode-type filter could single out sockets, but no profile
+// known to work names a socket type, so fence does not).
 func (w *writer) hostSocketDenies(in Input) {
 	places := w.hostSocketPlaces(in)
 	msg := "(with message " + sbplString(w.tag+":network.allowUnixSockets (a host unix socket, not listed)") + ")"
@@ -149,11 +153,17 @@ func (w *writer) hostSocketDenies(in Input) {
 		}
 		w.line("(deny network-outbound %s %s)", connect, msg)
 		w.line("(deny network-bind (local unix-socket %s) %s)", h.filter(), msg)
-		if !h.socket {
-			continue
-		}
+		// A place denied by name keeps its sockets only while they stay
+		// in it: renamed (a write of the place) to a writable path, one
+		// would be reached there. So no write there (a socket's
+		// unlink, rename or link; the place's own files with it), and no
+		// rename of a directory above it.
 		files = append(files, h.filter())
-		for dir := parent(h.path); dir != "/"; dir = parent(dir) {
+		start := h.tree()
+		if h.regex == "" {
+			start = parent(h.path)
+		}
+		for dir := start; dir != "/"; dir = parent(dir) {
 			if !seen[dir] {
 				seen[dir] = true
 				ancestors = append(ancestors, "(regex "+sbplRegex(literalRegex(dir, foldEqual, false))+")")

@@ -85,6 +85,18 @@ func TestHostSocketsClosed(t *testing.T) {
 		if !strings.Contains(write, folded(agent)) || !strings.Contains(unlink, foldedExact("/private/tmp/com.apple.launchd.AbC")) {
 			t.Errorf("%s: the agent's socket or its directory may be removed or renamed:\n%s", tc.name, p)
 		}
+		// A place denied by name: its sockets may not be moved out of
+		// it (rename is a write of the place), nor the place itself.
+		for _, f := range tc.want {
+			if !strings.Contains(write, f) {
+				t.Errorf("%s: a socket of %s may be renamed out of it:\n%s", tc.name, f, write)
+			}
+		}
+		for _, d := range []string{"/private/tmp", darwinPath(tc.home)} {
+			if !strings.Contains(unlink, foldedExact(d)) {
+				t.Errorf("%s: %s, above a place of host sockets, may be renamed:\n%s", tc.name, d, unlink)
+			}
+		}
 	}
 }
 

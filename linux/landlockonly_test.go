@@ -97,22 +97,7 @@ func (w *world) landlockOnlyRun(t *testing.T, u user, args ...string) result {
 // landlockOnlyWith is landlockOnlyRun with stdin, when it is not nil.
 func (w *world) landlockOnlyWith(t *testing.T, u user, stdin *os.File, args ...string) result {
 	t.Helper()
-	script := `echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"`
-	attr := &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-	}
-	if u.uid != 0 {
-		script = fmt.Sprintf(`echo 0 > /proc/sys/user/max_user_namespaces && exec setpriv --reuid=%d --regid=%d --clear-groups "$@"`, u.uid, u.uid)
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 65536}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 65536}}
-		attr.GidMappingsEnableSetgroups = true
-	}
-	argv := append([]string{"-c", script, "sh", filepath.Join(bin, "fence"), "-s", w.settings}, args...)
-	cmd := exec.Command("/bin/sh", argv...)
-	cmd.SysProcAttr = attr
-	cmd.Dir, cmd.Env = w.ws, []string{"HOME=" + w.home, "PATH=/usr/bin:/bin"}
+	cmd := w.landlockOnlyCommand(u, nil, args...)
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}
@@ -135,6 +120,30 @@ func (w *world) landlockOnlyWith(t *testing.T, u user, stdin *os.File, args ...s
 		}
 	}
 	return result{out.String(), errb.String(), code}
+}
+
+// landlockOnlyCommand is fence with args, run as u where user namespaces
+// cannot be created (see landlockOnly), with env added to its
+// environment; the shell that sets this up execs fence, so the process
+// is fence's supervisor once it has started.
+func (w *world) landlockOnlyCommand(u user, env []string, args ...string) *exec.Cmd {
+	script := `echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"`
+	attr := &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+	}
+	if u.uid != 0 {
+		script = fmt.Sprintf(`echo 0 > /proc/sys/user/max_user_namespaces && exec setpriv --reuid=%d --regid=%d --clear-groups "$@"`, u.uid, u.uid)
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 65536}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 65536}}
+		attr.GidMappingsEnableSetgroups = true
+	}
+	argv := append([]string{"-c", script, "sh", filepath.Join(bin, "fence"), "-s", w.settings}, args...)
+	cmd := exec.Command("/bin/sh", argv...)
+	cmd.SysProcAttr = attr
+	cmd.Dir, cmd.Env = w.ws, append([]string{"HOME=" + w.home, "PATH=/usr/bin:/bin"}, env...)
+	return cmd
 }
 
 // TestLandlockOnlyNeedsDegraded: what the Landlock-only engine cannot

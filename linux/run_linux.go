@@ -218,6 +218,10 @@ func superviseThen(w *wire, ended func(), stderr io.Writer) (int, error) {
 	stagetime.Mark("started")
 	defer child.release()
 	defer child.close()
+	if err := hardenSupervisor(); err != nil {
+		child.proc.Kill()
+		return 0, err
+	}
 	jobs.init = child.proc
 	ready := make(chan struct{})
 	go forwardSignals(sigs, child.proc, ready)

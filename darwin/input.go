@@ -126,7 +126,7 @@ type Executable struct{ Path, Target string }
 func InputFromPolicy(p *policy.Policy, o ProfileOptions, f Finder) Input {
 	in := Input{
 		ReadMode: p.ReadMode, Read: pathRules(p.Read, nil), Execute: pathRules(p.Execute, nil), Write: pathRules(p.Write, nil),
-		DenyRead: pathRules(p.DenyRead, f), DenyWrite: pathRules(p.DenyWrite, f),
+		DenyRead: denyRules(p.DenyRead, f), DenyWrite: denyRules(p.DenyWrite, f),
 		UnixSockets: pathRules(p.UnixSockets, nil), AllUnixSockets: p.AllUnixSockets,
 		HostNetwork: p.HostNetwork, LocalBinding: p.LocalBinding, LocalOutboundPorts: p.LocalOutboundPorts,
 		MachLookup: p.MachLookup, MachRegister: p.MachRegister, AllowPty: p.AllowPty,
@@ -176,6 +176,18 @@ func execBinaries(name string, found []Executable, accepted []string) []string {
 			continue
 		}
 		out = appendNew(out, e.Path, e.Target)
+	}
+	return out
+}
+
+// denyRules maps deny rules, every one ignoring case and Unicode
+// normalization whoever made it (the user, fence's mandatory rules, the
+// upstream proxy's credential files): macOS's file systems mostly ignore
+// both, and a deny must hold whatever spelling the command uses.
+func denyRules(rules []policy.Rule, f Finder) []PathRule {
+	out := pathRules(rules, f)
+	for i := range out {
+		out[i].Fold = true
 	}
 	return out
 }

@@ -393,7 +393,10 @@ func (w *writer) denies(in Input) error {
 	w.hostSocketDenies(in)
 	w.otherTerminals(in)
 	for _, e := range in.ExecDenies {
-		filters := mapList(e.Binaries, func(b string) string { return "(literal " + sbplString(b) + ")" })
+		var filters []string
+		for _, b := range e.Binaries {
+			filters = appendNew(filters, denyPath(b)...)
+		}
 		// Reading the file is denied too, as the Linux mask does: a copy
 		// of it would run under another name.
 		w.line("(deny process-exec file-read-data %s (with message %s))", joinFilters(filters), sbplString(w.tag+":command.deny "+e.Rule))
@@ -521,6 +524,13 @@ func (r PathRule) ancestorStarts() []string {
 		out = append(out, parent(m))
 	}
 	return out
+}
+
+// denyPath are the filters of a path fence denies alone (a command's
+// binary): each spelling, its case folded, as every deny rule's.
+func denyPath(p string) []string {
+	r := PathRule{Pattern: p, Fold: true}
+	return mapList(r.spellings(), r.exactFilter)
 }
 
 // exactFilter matches the path p alone, its case folded as the rule's.

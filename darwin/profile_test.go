@@ -298,7 +298,7 @@ func checkInput(t *testing.T, name string, rules []rule, in Input) {
 	}
 	for _, e := range in.ExecDenies {
 		for _, b := range e.Binaries {
-			if !denied("process-exec", `(literal "`+b+`")`) || !denied("file-read-data", `(literal "`+b+`")`) {
+			if f := denyPath(b)[0]; !denied("process-exec", f) || !denied("file-read-data", f) {
 				t.Errorf("%s: %s (command.deny %q) may be run or read (and copied)", name, b, e.Rule)
 			}
 		}

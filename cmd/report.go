@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -68,11 +67,11 @@ func (r *runReport) write(path string) error {
 	}
 	tmp, err := writeTemp(abs, data.Bytes(), 0o600)
 	if err != nil {
-		return fmt.Errorf("report: %w", err)
+		return err
 	}
 	if err := os.Rename(tmp, abs); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("report: %w", err)
+		return err
 	}
 	return nil
 }

@@ -120,6 +120,8 @@ type runOptions struct {
 	stderr   io.Writer
 	// policyDir is --policy-dir (see anchorPolicy).
 	policyDir string
+	// auditSink writes the audit log, once the policy names one.
+	auditSink *auditSink
 	// noPlanCache is --no-plan-cache; flags are the parsed flags, whose
 	// values are part of the plan cache's key.
 	noPlanCache bool
@@ -184,13 +186,19 @@ func (o *runOptions) run(args []string) error {
 	}
 	defer closeLog()
 	if o.report == "" {
-		return o.execute(args, nil)
+		err := o.execute(args, nil)
+		return endWithLost(err, o.auditSink.lost(), o.stderr)
 	}
 	rep := newRunReport(args, o.shell)
 	err = o.execute(args, rep)
+	lost := o.auditSink.lost()
+	err = endWithLost(err, lost, o.stderr)
 	rep.finish(err)
+	if lost != nil && rep.Error == "" {
+		rep.Error = lost.Error()
+	}
 	if werr := rep.write(o.report); werr != nil {
-		fmt.Fprintf(o.stderr, "fence: warning: %v\n", werr)
+		err = endWithLost(err, fmt.Errorf("report %s: %w", o.report, werr), o.stderr)
 	}
 	return err
 }
@@ -332,11 +340,8 @@ func (o *runOptions) recorder(pol *policy.Policy, rep *runReport) (*sandbox.Reco
 		if err != nil {
 			return nil, err
 		}
-		rec.Sink = func(d sandbox.Denial) {
-			if err := log.Append(d); err != nil {
-				fmt.Fprintf(o.stderr, "fence: warning: %v\n", err)
-			}
-		}
+		o.auditSink = &auditSink{log: log, stderr: o.stderr}
+		rec.Sink = o.auditSink.append
 	}
 	return rec, nil
 }

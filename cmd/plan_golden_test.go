@@ -128,7 +128,7 @@ func withoutHostCarving(t *testing.T, out, work string) string {
 
 var (
 	uidField  = regexp.MustCompile(`"(uid|gid)": \d+|fence-runtime-\d+`)
-	tempDigit = regexp.MustCompile(`(fence-golden-|\[Nn\]-|go-build)\d+`)
+	tempDigit = regexp.MustCompile(`(fence-golden-|\[Nn\]-|go-build|\[Bb\]\[Uu\]\[Ii\]\[Ll\]\[Dd\])\d+`)
 )
 
 // normalizePlan puts $WORK, $FENCE and $UID in place of what differs

@@ -75,12 +75,11 @@ func planOrCached(pf *policyFlags, flags *pflag.FlagSet, opts sandbox.Options) (
 
 // printDarwinPlan prints the sandbox-exec command line and the profile
 // compiled from the plan, or returns why the macOS backend would refuse
-// to run it (exit 125, as the run would). The proxy ports, the TMPDIR and
-// the per-user directories are the run's; the plan shows the policy's
-// ports and placeholder directories.
+// to run it (exit 125, as the run would). The proxy ports and the TMPDIR
+// are the run's; the plan shows the policy's ports and a placeholder
+// directory.
 func printDarwinPlan(w io.Writer, plan *sandbox.Plan) error {
-	o := darwin.ProfileOptions{TmpDir: "/private/var/folders/fence-XXXXXX", SSHAuthSock: os.Getenv("SSH_AUTH_SOCK"),
-		UserTempDir: "/private/var/folders/XX/USER/T", UserCacheDir: "/private/var/folders/XX/USER/C"}
+	o := darwin.ProfileOptions{TmpDir: "/private/var/folders/fence-XXXXXX", SSHAuthSock: os.Getenv("SSH_AUTH_SOCK")}
 	if plan.Proxy != nil {
 		o.HTTPPort, o.SOCKSPort = plan.Proxy.HTTPPort, plan.Proxy.SOCKSPort
 	}

@@ -55,8 +55,7 @@ type Input struct {
 
 // ProfileOptions are the run's own values: where the proxies listen on
 // the host's loopback, the private TMPDIR, the terminal the command
-// inherits, the per-user directories confstr reports, and the tag every
-// message of the profile starts with.
+// inherits, and the tag every message of the profile starts with.
 type ProfileOptions struct {
 	HTTPPort, SOCKSPort int
 	TmpDir              string
@@ -68,10 +67,6 @@ type ProfileOptions struct {
 	// with /dev/tty, the only terminals it may open (another one, a
 	// Terminal tab's /dev/ttysN, would give it that tab's keystrokes).
 	Terminals []string
-	// UserTempDir and UserCacheDir are confstr's DARWIN_USER_TEMP_DIR and
-	// DARWIN_USER_CACHE_DIR (below /private/var/folders): the profile
-	// grants them nothing of its own (only the policy's rules do).
-	UserTempDir, UserCacheDir string
 	// Tag starts every message ("fence" when empty), so that a run's
 	// denials can be told from another run's in the log.
 	Tag string

@@ -213,8 +213,10 @@ func (w *writer) reads(in Input) {
 	// The per-user temporary and cache directories (below
 	// /private/var/folders) get only what the policy's rules give them:
 	// they hold other programs' files, and caches that host tools trust
-	// (clang's modules). The command's own go to the private TMPDIR (see
-	// privateEnv).
+	// (clang's modules, xcrun's lookup database, which names the programs
+	// xcrun runs). The command's own go to the private TMPDIR (see
+	// privateEnv); xcrun, which no variable points elsewhere, cannot
+	// write its cache and looks its tools up afresh.
 }
 
 func (w *writer) writes(in Input) {

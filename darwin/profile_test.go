@@ -18,8 +18,11 @@ var update = flag.Bool("update", false, "rewrite the golden profiles in testdata
 var testEnv = policy.Env{Dir: "/Users/dev/project", Home: "/Users/dev", UserConfigDir: "/Users/dev/.config/fence",
 	ConfigFiles: []string{"/Users/dev/project/fence.jsonc"}}
 
-var testOptions = ProfileOptions{HTTPPort: 3128, SOCKSPort: 1080, TmpDir: "/var/folders/zz/fence-tmp",
-	UserTempDir: "/var/folders/zz/abc123/T", UserCacheDir: "/var/folders/zz/abc123/C"}
+var testOptions = ProfileOptions{HTTPPort: 3128, SOCKSPort: 1080, TmpDir: "/var/folders/zz/fence-tmp"}
+
+// testUserDirs are the per-user temp and cache directories (confstr's
+// DARWIN_USER_TEMP_DIR and DARWIN_USER_CACHE_DIR) of the test's user.
+var testUserDirs = []string{"/var/folders/zz/abc123/T", "/var/folders/zz/abc123/C"}
 
 // testFinder is a disk where ~/.aws, ~/.ssh and ~/project/secrets are links
 // elsewhere, and the command rules' binaries are at fixed places.
@@ -194,7 +197,7 @@ func checkBaseline(t *testing.T, name string, rules []rule, in Input) {
 		}
 	}
 	// The per-user directories get nothing beyond the policy's rules.
-	for _, d := range []string{in.UserTempDir, in.UserCacheDir} {
+	for _, d := range testUserDirs {
 		for _, op := range []string{"file-write*", "file-read*"} {
 			if slices.ContainsFunc(filtersOf(rules, "allow", op), func(f string) bool { return strings.Contains(f, darwinPath(d)) }) {
 				t.Errorf("%s: %s allowed in the per-user directory %s", name, op, d)

@@ -42,10 +42,9 @@ func Run(plan *sandbox.Plan, rt *sandbox.Runtime, stderr io.Writer) (int, error)
 	}()
 	httpPort, socksPort := port(listeners[0]), port(listeners[1])
 	tag := newRunTag()
-	tempDir, cacheDir := userDirs()
 	profile, warnings, err := ProfileFor(plan, ProfileOptions{
 		HTTPPort: httpPort, SOCKSPort: socksPort, TmpDir: tmp, SSHAuthSock: os.Getenv("SSH_AUTH_SOCK"), Terminals: inheritedTerminals(),
-		UserTempDir: tempDir, UserCacheDir: cacheDir, Tag: tag,
+		Tag: tag,
 	})
 	if err != nil {
 		return sandbox.ExitFenceError, err

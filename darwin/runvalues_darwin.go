@@ -1,8 +1,6 @@
 package darwin
 
 import (
-	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -10,25 +8,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// userDirs are the per-user temp and cache directories: from fence's own
-// TMPDIR when it is the temp one (launchd sets it so), else from
-// getconf(1), which asks confstr; "" for what neither gives.
-func userDirs() (tempDir, cacheDir string) {
-	if t, c := userDirsOf(os.Getenv("TMPDIR")); t != "" {
-		return t, c
-	}
-	tempDir, _ = userDirsOf(getconf("DARWIN_USER_TEMP_DIR"))
-	return tempDir, userCacheDirOf(getconf("DARWIN_USER_CACHE_DIR"))
-}
-
-func getconf(name string) string {
-	out, err := exec.Command("/usr/bin/getconf", name).Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // inheritedTerminals are the devices of the standard streams that are
 // terminals (fcntl F_GETPATH), each once.

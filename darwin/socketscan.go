@@ -128,11 +128,6 @@ func socketWarnings(in Input) []string {
 		len(trees), socketScanEntries, socketScanTime, strings.Join(trees, ", "))}
 }
 
-// unlisted are the sockets no network.allowUnixSockets rule lists.
-func unlisted(socks []string, rules []PathRule) []string {
-	return slices.DeleteFunc(slices.Clone(socks), func(s string) bool { return listedSocket(s, rules) })
-}
-
 // listedSocket reports whether a rule lists the socket at p: p is the
 // rule's path or below it, or matches its glob.
 func listedSocket(p string, rules []PathRule) bool {

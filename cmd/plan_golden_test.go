@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/fence-sandbox/fence/sandbox"
 )
@@ -135,6 +136,12 @@ var (
 // from one machine or run to the next.
 func normalizePlan(s, work string) string {
 	if self := fenceBinary(); self != "" {
+		for _, p := range []string{"/private" + self, self} {
+			s = strings.ReplaceAll(s, foldedSpelling(p), "$FENCE")
+		}
+		for _, p := range []string{"/private" + filepath.Dir(self), filepath.Dir(self)} {
+			s = strings.ReplaceAll(s, foldedSpelling(p), "$FENCEDIR")
+		}
 		s = strings.ReplaceAll(s, self, "$FENCE")
 		s = strings.ReplaceAll(s, filepath.Dir(self), "$FENCEDIR")
 	}
@@ -146,6 +153,20 @@ func normalizePlan(s, work string) string {
 		}
 		return m[:strings.Index(m, ":")] + `: "$UID"`
 	})
+}
+
+// foldedSpelling is p as the macOS profile's deny regexes spell it: each
+// ASCII letter as a bracket of both cases, the rest quoted.
+func foldedSpelling(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if l, u := unicode.ToLower(r), unicode.ToUpper(r); r < 0x80 && l != u {
+			b.WriteString("[" + string(u) + string(l) + "]")
+			continue
+		}
+		b.WriteString(regexp.QuoteMeta(string(r)))
+	}
+	return b.String()
 }
 
 // lineDiff is the first line where want and got differ, with its

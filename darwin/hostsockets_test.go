@@ -135,7 +135,7 @@ func TestSocketScan(t *testing.T) {
 	plan.HostSockets = nil // as on macOS: the scan finds them
 	o := testOptions
 	o.TmpDir = tmp
-	if s := scanSockets([]string{ws}, []string{tmp}); slices.Contains(s.found, darwinPath(own)) || !slices.Contains(s.found, darwinPath(host)) || len(s.cut) != 0 {
+	if s := scanSockets([]string{ws}, []string{tmp}, nil); slices.Contains(s.found, darwinPath(own)) || !slices.Contains(s.found, darwinPath(host)) || len(s.cut) != 0 {
 		t.Errorf("scan found %v (cut %v): want the host's socket, not the TMPDIR's", s.found, s.cut)
 	}
 	for _, cut := range []bool{false, true} {
@@ -191,5 +191,66 @@ func TestHostSocketsKeepDNS(t *testing.T) {
 	if strings.Contains(connect, folded(dnsSocket)) || !strings.Contains(connect, folded("/private/var/run/other.sock")) ||
 		!strings.Contains(connect, `(require-not (remote unix-socket (subpath "`+dnsSocket+`")))`) {
 		t.Errorf("mDNSResponder's socket is closed, or another is open:\n%s", connect)
+	}
+}
+
+// TestSocketScanPrivacyDirs: a walk of the home does not open the
+// directories macOS's privacy controls guard (it would ask the user, or
+// fail): each is closed to unix sockets instead, with the warning; one a
+// writable rule names (or a path below it) is walked.
+func TestSocketScanPrivacyDirs(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	desktop, library, src := filepath.Join(home, "Desktop", "a"), filepath.Join(home, "Library", "b"), filepath.Join(home, "src", "c")
+	for _, s := range []string{desktop, library, src} {
+		listenUnix(t, s)
+	}
+	for _, tc := range []struct {
+		name      string
+		write     []string
+		found     []string
+		cut, open []string
+	}{
+		{name: "the home", write: []string{home}, found: []string{src}, cut: []string{filepath.Join(home, "Desktop"), filepath.Join(home, "Library")}},
+		{name: "the home and its Desktop", write: []string{home, filepath.Join(home, "Desktop")}, found: []string{desktop, src}, cut: []string{filepath.Join(home, "Library")}},
+		{name: "a path below Library", write: []string{home, filepath.Join(home, "Library", "x")}, found: []string{library, src}, cut: []string{filepath.Join(home, "Desktop")}},
+	} {
+		in := Input{Write: mapRules(tc.write), Home: home, ProfileOptions: testOptions}
+		in.scanSockets()
+		want := mapList(tc.found, darwinPath)
+		if !slices.Equal(in.HostSockets, want) || !slices.Equal(in.SocketScanCut, mapList(tc.cut, darwinPath)) {
+			t.Errorf("%s: found %v, cut %v; want %v, cut %v", tc.name, in.HostSockets, in.SocketScanCut, want, tc.cut)
+		}
+	}
+}
+
+func mapRules(paths []string) []PathRule {
+	out := make([]PathRule, len(paths))
+	for i, p := range paths {
+		out[i] = PathRule{Pattern: p}
+	}
+	return out
+}
+
+// TestSocketScanOneBudget: the walk's budget is one for all writable
+// trees: a tree walked after the budget ran out is closed, not walked
+// with a budget of its own.
+func TestSocketScanOneBudget(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, s := range []string{"1", "2", "3", "4", "5"} {
+		listenUnix(t, filepath.Join(a, s))
+	}
+	listenUnix(t, filepath.Join(b, "s"))
+	defer func(n int) { socketScanEntries = n }(socketScanEntries)
+	socketScanEntries = 4
+	s := scanSockets([]string{a, b}, nil, nil)
+	if !slices.Equal(s.cut, []string{darwinPath(a), darwinPath(b)}) {
+		t.Errorf("cut %v (found %v), want both trees", s.cut, s.found)
 	}
 }

@@ -40,12 +40,30 @@ func (in *Input) scanSockets() {
 	if in.AllUnixSockets {
 		return
 	}
-	s := scanSockets(scanRoots(*in), []string{in.TmpDir})
+	roots := scanRoots(*in)
+	private := slices.DeleteFunc(in.privateDirs(), func(d string) bool {
+		return slices.ContainsFunc(roots, func(r string) bool { return under(darwinPath(r), darwinPath(d)) })
+	})
+	s := scanSockets(roots, []string{in.TmpDir}, private)
 	if len(s.found) > sandbox.MaxHiddenSockets {
-		s.cut, s.found = appendNew(s.cut, outermost(scanRoots(*in))...), nil
+		s.cut, s.found = appendNew(s.cut, outermost(roots)...), nil
 	}
 	in.HostSockets = appendNew(in.HostSockets, s.found...)
 	in.SocketScanCut = appendNew(in.SocketScanCut, s.cut...)
+}
+
+// privateDirs are the home's privacy-guarded directories (see
+// privacyDirs), in each spelling of the home.
+func (in *Input) privateDirs() []string {
+	var out []string
+	for _, home := range []string{in.Home, in.HomeResolved} {
+		if home != "" {
+			for _, d := range privacyDirs {
+				out = append(out, path.Join(home, d))
+			}
+		}
+	}
+	return out
 }
 
 // InputFromPlan maps a plan to the compiler's input: its rules, network

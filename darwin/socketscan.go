@@ -39,13 +39,25 @@ type socketScan struct {
 	// entries and deadline are the budget's use so far, for all roots.
 	entries  int
 	deadline time.Time
+	// private are directories a walk from above does not open (see
+	// privacyDirs).
+	private []string
 }
+
+// privacyDirs are the home's directories that macOS's privacy controls
+// (TCC) guard: listing one from a terminal may ask the user for consent,
+// or fail. A walk of the home does not open them; each is closed to unix
+// sockets like a tree the walk could not finish, unless a writable rule
+// names it or a path below it, which is then walked.
+var privacyDirs = []string{"Desktop", "Documents", "Downloads", "Library"}
 
 // scanSockets walks each root for unix sockets, leaving out skip (the
 // private TMPDIR, which holds only the command's own), within one budget
-// for all roots. A root that does not exist holds none.
-func scanSockets(roots, skip []string) socketScan {
-	s := socketScan{deadline: time.Now().Add(socketScanTime)}
+// for all roots. A directory of private is not opened but cut, unless it
+// is a root itself or lies below one. A root that does not exist holds
+// none.
+func scanSockets(roots, skip, private []string) socketScan {
+	s := socketScan{deadline: time.Now().Add(socketScanTime), private: private}
 	for _, root := range outermost(roots) {
 		real, err := filepath.EvalSymlinks(root)
 		if err != nil {
@@ -77,6 +89,10 @@ func (s *socketScan) walk(root string, skip []string) {
 			return filepath.SkipAll
 		}
 		if d.IsDir() && p != root && slices.ContainsFunc(skip, func(k string) bool { return p == k || darwinPath(p) == darwinPath(k) }) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() && p != root && slices.ContainsFunc(s.private, func(k string) bool { return strings.EqualFold(darwinPath(p), darwinPath(k)) }) {
+			s.cut = append(s.cut, darwinPath(p))
 			return filepath.SkipDir
 		}
 		if d.Type()&fs.ModeSocket != 0 {

@@ -40,7 +40,15 @@ func denial(line, tag string) (text string, ok bool) {
 		rule = "default"
 	}
 	what := strings.TrimRight(line[j+len("Sandbox: "):i], " \t\"'(")
-	return what + " (rule " + rule + ")", true
+	return singleLine(what) + " (rule " + singleLine(rule) + ")", true
+}
+
+// singleLine is s with its control characters escaped as Go writes them
+// in a quoted string (\n, \x1b, …), so that a name from the sandbox can
+// neither start a line of its own nor send the terminal escapes.
+func singleLine(s string) string {
+	q := strconv.Quote(s)
+	return strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
 }
 
 // logEnd says why the log stream ended: the first line of what it said,

@@ -149,6 +149,10 @@ func TestDenial(t *testing.T) {
 		{`2026-12-01 17:00:00.125 E  kernel[0:1a2b] (Sandbox) Sandbox: cat(99) deny(1) file-read-data /x fence-ffffffffffffffff:filesystem.denyRead`, ""},
 		{`2026-12-01 17:00:00.126 E  kernel[0:1a2b] (Sandbox) Sandbox: cat(99) deny(1) file-read-data /x fence:filesystem.denyRead`, ""},
 		{`Timestamp               Ty Process[PID:TID]`, ""},
+		{ // a name the command chose, with a terminal's escapes
+			"2026-12-01 17:00:00.127 E  kernel[0:1a2b] (Sandbox) Sandbox: cat(7) deny(1) file-read-data /w/\x1b]0;owned\x07\rx fence-0123456789abcdef:filesystem.denyRead\x1b[2J",
+			`cat(7) deny(1) file-read-data /w/\x1b]0;owned\a\rx (rule filesystem.denyRead\x1b[2J)`,
+		},
 	}
 	for _, tt := range tests {
 		got, ok := denial(tt.line, tag)

@@ -30,6 +30,11 @@ func watchExec(pid int) *execWatch {
 
 // execPath is the path pid's last exec was given (the start of sysctl
 // kern.procargs2, after argc), or "" when it cannot be read (a zombie's).
+// It is read from the process's own stack, which the process may have
+// rewritten: a command named sandbox-exec, executed before the watch
+// began, can make it read /usr/bin/sandbox-exec and its status pass for
+// sandbox-exec's (exit 125). Only the reported status changes; the
+// kernel's own path (proc_pidpath) would not be steered.
 func execPath(pid int) string {
 	b, err := unix.SysctlRaw("kern.procargs2", pid)
 	if err != nil || len(b) < 5 {

@@ -19,10 +19,11 @@ import (
 // run starts is the host's (a tmux server's in /tmp, a database's, the ssh
 // agent's), and stays closed unless network.allowUnixSockets lists it: no
 // connect, no bind, no unlink or rename over it, and no rename of a
-// directory above it. fence finds them with a walk of each writable tree
-// at start, bounded like the glob walks; a tree whose walk runs out of its
-// budget fails closed: every unix socket below it but the private
-// TMPDIR's and the listed ones stays closed for the run.
+// directory above it. fence finds them with a walk of the writable trees
+// at start, within one budget for all of them; a tree the walk could not
+// finish fails closed for connect and bind: every unix socket below it
+// but the private TMPDIR's and the listed ones stays closed for the run
+// (see hostSocketDenies for what stays open there).
 
 // socketScanBudget bounds the walk of all writable trees together:
 // entries seen and time taken. Variables, so that tests can make them small.

@@ -119,7 +119,7 @@ func compileResolved(res *policy.Resolved, opts policy.Options) *policy.Policy {
 		Dir: opts.Dir, Root: policy.WorkspaceRoot(opts.Dir), Home: opts.Home, UserConfigDir: opts.UserConfigDir, ConfigFiles: res.Files, UpstreamCredentialFiles: res.CredentialFiles, NoNetwork: res.NoNetwork,
 		Origin: originOf(res), Position: positionOf(res), Firm: res.FromCommandLine,
 		DataHome: os.Getenv("XDG_DATA_HOME"), StateHome: os.Getenv("XDG_STATE_HOME"),
-		PathDirs: policy.PathDirs(os.Getenv("PATH")), FenceBinary: fenceBinary(), FenceInvoked: invokedAs,
+		PathDirs: policy.PathDirs(os.Getenv("PATH")), FenceBinary: fenceBinary(), FenceInvoked: invokedAs, PlanCacheDirs: planCacheDirs(),
 		WSL: sandbox.IsWSL(), AgentHomes: policy.AgentHomes(os.Getenv, opts.Dir),
 	})
 }

@@ -46,6 +46,22 @@ func planCacheDir() string {
 	return filepath.Join(base, "fence", "plans")
 }
 
+// planCacheDirs are the plan cache's directories the sandbox may not
+// write: this run's (fence in the user cache dir) and ~/.cache/fence,
+// which a run without XDG_CACHE_HOME uses.
+func planCacheDirs() []string {
+	var out []string
+	if dir := planCacheDir(); dir != "" {
+		out = append(out, filepath.Dir(dir))
+	}
+	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
+		if d := filepath.Join(home, ".cache", "fence"); !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // makePlanCacheDir creates the cache directory (0700) when it is
 // missing, before the plan, so that the first run's plan is made on the
 // disk the next run sees.

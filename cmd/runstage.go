@@ -57,10 +57,10 @@ func (o *runOptions) load(args []string, cache *planCache) (*loaded, error) {
 	if l.disk, err = o.prepareHost(l.pol, res, opts); err != nil {
 		return nil, err
 	}
-	if cache != nil {
-		if err := makePlanCacheDir(cache.dir); err != nil && o.policy.debug {
-			fmt.Fprintf(o.stderr, "fence: debug: plan cache: %v\n", err)
-		}
+	// The cache directory exists before the plan, with the cache off
+	// too, so that the mounts make it read-only (policy.KeyPlanCache).
+	if err := makePlanCacheDir(planCacheDir()); err != nil && o.policy.debug {
+		fmt.Fprintf(o.stderr, "fence: debug: plan cache: %v\n", err)
 	}
 	return l, nil
 }

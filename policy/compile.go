@@ -53,6 +53,11 @@ type Env struct {
 	// resolved (./tools/fence when that links to the binary); it and its
 	// directory are write-protected too. Empty when unknown.
 	FenceInvoked string
+	// PlanCacheDirs are the plan cache's directories, this run's
+	// ($XDG_CACHE_HOME/fence) and ~/.cache/fence, write-protected
+	// (KeyPlanCache) even where the policy lets the command write the
+	// user cache dir.
+	PlanCacheDirs []string
 	// WSL says the kernel is WSL's (see filesystem.wslInterop).
 	WSL bool
 	// AgentHomes are the agents' directories moved by their variables
@@ -270,6 +275,11 @@ func Compile(c Config, env Env) *Policy {
 	return p
 }
 
+// KeyPlanCache is the rule that keeps fence's plan cache read-only in
+// the sandbox. The Landlock-only engine leaves it out (see
+// sandbox.KindPlanCache).
+const KeyPlanCache = "mandatory.planCache"
+
 func mandatoryDenyWrite(c Config, env Env, exp expander, write []Rule) []Rule {
 	var out []Rule
 	add := func(p, origin, key string) {
@@ -295,6 +305,9 @@ func mandatoryDenyWrite(c Config, env Env, exp expander, write []Rule) []Rule {
 	}
 	for _, f := range configCandidates(env) {
 		add(f, OriginConfigPath, "mandatory.configPath")
+	}
+	for _, d := range env.PlanCacheDirs {
+		add(d, "always protected: fence's plan cache (a command that changed it would steer the next runs' lookups and pruning)", KeyPlanCache)
 	}
 	out = append(out, fenceBinaryRules(env, exp)...)
 	out = append(out, pathDirRules(env, exp, write)...)

@@ -26,6 +26,7 @@ func WeakerFor(plan *Plan, root bool) []string {
 		"no pid namespace: host processes are visible in /proc (their command lines among the rest, not their environment, memory or open files), and the seccomp filter refuses changing the limits, priority, CPU affinity or scheduling of any process but the caller (prlimit, setpriority, ioprio_set and sched_set* with another pid fail with EPERM); daemons the command starts are killed when it ends (or times out), fence being their subreaper, but not when fence itself is killed with SIGKILL",
 		"no read-only host: Landlock does not cover file modes, owners or extended attributes, so the seccomp filter refuses setuid and setgid bits (by chmod and when creating a file; openat2 fails with ENOSYS), a world-writable chmod, and every change to extended attributes and ACLs (EOPNOTSUPP); other mode changes to the user's own files outside the policy (chmod 644 ~/.ssh/id_rsa, chmod +x on a hook git ignores for lack of it) and their timestamps are not refused",
 		"no ipc namespace: System V IPC and POSIX message queues are the host's, so their calls fail with EPERM",
+		"no read-only plan cache: where the policy lets the command write the user cache dir (~/.cache), it can write fence's plan cache there too ($XDG_CACHE_HOME/fence), since Landlock cannot keep a directory read-only inside a writable one without keeping new files out of that one; what it leaves there costs later runs their cached plans, not their safety: fence opens the cache without following links, only through directories of this user's that others cannot write, takes only entries sealed with a key the command cannot read, and removes only its own entries' regular files",
 	}
 	if plan.Network == "none" {
 		out = append(out, "no network namespace: fence judges every connect(), and TCP reaches only its proxies on 127.0.0.1 and the ports of allowLocalOutboundPorts on 127.0.0.1 and ::1 (anything else fails with EACCES, and fence names it); UDP, ICMP, raw, SCTP and MPTCP sockets, every family but unix and netlink route, and TCP Fast Open fail with EACCES (names resolve through the proxies only); nothing may listen on TCP, nor on an abstract unix name, which is the host's (bind and listen fail with EACCES; a unix socket with no name gets a random one)")
@@ -106,7 +107,7 @@ func landlockOnly(plan *Plan) *LandlockOnlyPlan {
 	}
 	deniedWrite = slices.Clone(deniedRead)
 	for _, b := range plan.Mounts.Binds {
-		if !b.Write {
+		if !b.Write && b.Kind != KindPlanCache {
 			deniedWrite = append(deniedWrite, b.Path)
 		}
 	}

@@ -32,6 +32,12 @@ const (
 	KindDevices Kind = "devices"
 	// KindAllUnixSockets: network.allowAllUnixSockets.
 	KindAllUnixSockets Kind = "allUnixSockets"
+	// KindPlanCache: fence's plan cache, read-only (policy.KeyPlanCache).
+	// The Landlock-only engine does not enforce it: a read-only subtree
+	// of a writable tree would keep new files out of the tree's own
+	// directory (~/.cache); fence's own handling of the cache directory
+	// stands in for it there.
+	KindPlanCache Kind = "planCache"
 	// KindPrivateTmpDir: the Landlock-only engine's private TMPDIR.
 	KindPrivateTmpDir Kind = "privateTmpDir"
 	// KindRuntimeDir: the private XDG_RUNTIME_DIR a run made in the

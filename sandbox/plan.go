@@ -453,7 +453,11 @@ func (b *builder) resolve(rules []policy.Rule, scope *linkScope) []resolved {
 			if !ok || e.Type()&fs.ModeSymlink != 0 {
 				continue // gone, or a link that leads nowhere
 			}
-			out = append(out, resolved{path: p, kind: KindRule, why: r.Origin, dir: e.IsDir()})
+			kind := KindRule
+			if r.Key == policy.KeyPlanCache {
+				kind = KindPlanCache
+			}
+			out = append(out, resolved{path: p, kind: kind, why: r.Origin, dir: e.IsDir()})
 			found++
 		}
 		switch {
@@ -461,6 +465,9 @@ func (b *builder) resolve(rules []policy.Rule, scope *linkScope) []resolved {
 		case r.Glob:
 			b.watchGlob(r)
 		case found > 0:
+		case r.Key == policy.KeyPlanCache:
+			// Missing, it is not watched: fence trusts nothing it finds
+			// in its cache, and one made by the command is its own.
 		default:
 			// Where it leads, canonical, so that the after-run check can
 			// walk it without following a link the command planted: for

@@ -82,10 +82,15 @@ func makePlanCacheDir(dir string) error {
 // each from the one before with O_NOFOLLOW, so that no link a sandbox
 // left there is followed, refusing either when it is not this user's or
 // others may write it. With create, a missing one is made (mkdirat,
-// 0700) first. Everything fence does in the directory after is done
-// through the returned fd, never by dir's path.
+// 0700) first, but never through a user cache dir that is itself a link
+// (a sandbox that could write the home may have put it there). Everything
+// fence does in the directory after is done through the returned fd,
+// never by dir's path.
 func openCacheDir(dir string, create bool) (int, error) {
 	parent := filepath.Dir(filepath.Dir(dir))
+	if fi, err := os.Lstat(parent); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		create = false
+	}
 	fd, err := unix.Open(parent, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil && create && errors.Is(err, unix.ENOENT) {
 		if err = os.MkdirAll(parent, 0o700); err == nil {

@@ -156,3 +156,23 @@ func TestCacheDirNoFollow(t *testing.T) {
 		})
 	}
 }
+
+// TestCacheDirNotMadeThroughLink: where the user cache dir is itself a
+// link, fence makes no cache directory through it.
+func TestCacheDirNotMadeThroughLink(t *testing.T) {
+	base, victim := t.TempDir(), t.TempDir()
+	link := filepath.Join(base, "cache")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Symlink(victim, link))
+	if err := makePlanCacheDir(filepath.Join(link, "fence", "plans")); err == nil {
+		t.Errorf("made the cache directory through a link")
+	}
+	if n := countFiles(t, victim); n != 0 {
+		t.Errorf("%d files made where the link leads", n)
+	}
+}

@@ -488,7 +488,9 @@ func (b *builder) resolve(rules []policy.Rule, scope *linkScope) []resolved {
 func (b *builder) watchLinks(write []resolved) {
 	seen := map[string]bool{}
 	for _, r := range slices.Concat(b.pol.DenyWrite, b.pol.DenyRead) {
-		if !strings.HasPrefix(r.Key, "mandatory.") || r.Glob || b.outOfReach(r, write) {
+		// The plan cache's links are not put back: fence makes nothing
+		// through a link there and follows none below the cache dir.
+		if !strings.HasPrefix(r.Key, "mandatory.") || r.Glob || r.Key == policy.KeyPlanCache || b.outOfReach(r, write) {
 			continue
 		}
 		for _, l := range b.m.disk.linksTo(r.Pattern) {

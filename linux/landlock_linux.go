@@ -61,24 +61,9 @@ func landlockRulesetFD(plan sandbox.Landlock) (fd int, flags uint32, err error) 
 }
 
 func landlockConfig(plan sandbox.Landlock) (*landlock.Config, []landlock.Rule, error) {
-	args := []any{landlock.V9.HandledAccessFS, landlock.V7.Scoped}
-	var opts []landlock.Rule
-	if plan.TCP != nil {
-		handled := landlock.V7.HandledAccessNet
-		if plan.TCP.AnyConnect {
-			handled = landlock.AccessNetSet(ll.AccessNetBindTCP)
-		}
-		args = append(args, handled)
-		for _, p := range plan.TCP.Connect {
-			opts = append(opts, landlock.ConnectTCP(uint16(p)))
-		}
-		for _, p := range plan.TCP.Bind {
-			opts = append(opts, landlock.BindTCP(uint16(p)))
-		}
-	}
-	cfg, err := landlock.NewConfig(args...)
+	cfg, opts, err := landlockNetConfig(plan)
 	if err != nil {
-		return nil, nil, fmt.Errorf("landlock config: %w", err)
+		return nil, nil, err
 	}
 	for _, r := range plan.Rules {
 		access, err := accessOf(r.Access)
@@ -91,4 +76,31 @@ func landlockConfig(plan sandbox.Landlock) (*landlock.Config, []landlock.Rule, e
 		opts = append(opts, landlock.PathAccess(access, r.Path).IgnoreIfMissing())
 	}
 	return cfg, opts, nil
+}
+
+// landlockNetConfig is the plan's Landlock configuration, the rights it
+// handles and its TCP port rules, without its path rules: the supervisor
+// adds those by path (landlockConfig), the sandbox child by the paths it
+// opens in the new root (newLandlockLowering).
+func landlockNetConfig(plan sandbox.Landlock) (*landlock.Config, []landlock.Rule, error) {
+	args := []any{landlock.V9.HandledAccessFS, landlock.V7.Scoped}
+	var rules []landlock.Rule
+	if plan.TCP != nil {
+		handled := landlock.V7.HandledAccessNet
+		if plan.TCP.AnyConnect {
+			handled = landlock.AccessNetSet(ll.AccessNetBindTCP)
+		}
+		args = append(args, handled)
+		for _, port := range plan.TCP.Connect {
+			rules = append(rules, landlock.ConnectTCP(uint16(port)))
+		}
+		for _, port := range plan.TCP.Bind {
+			rules = append(rules, landlock.BindTCP(uint16(port)))
+		}
+	}
+	cfg, err := landlock.NewConfig(args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("landlock config: %w", err)
+	}
+	return cfg, rules, nil
 }

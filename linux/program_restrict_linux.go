@@ -278,24 +278,9 @@ type landlockLowering struct {
 }
 
 func newLandlockLowering(plan sandbox.Landlock) (*landlockLowering, error) {
-	args := []any{landlock.V9.HandledAccessFS, landlock.V7.Scoped}
-	var rules []landlock.Rule
-	if plan.TCP != nil {
-		handled := landlock.V7.HandledAccessNet
-		if plan.TCP.AnyConnect {
-			handled = landlock.AccessNetSet(ll.AccessNetBindTCP)
-		}
-		args = append(args, handled)
-		for _, port := range plan.TCP.Connect {
-			rules = append(rules, landlock.ConnectTCP(uint16(port)))
-		}
-		for _, port := range plan.TCP.Bind {
-			rules = append(rules, landlock.BindTCP(uint16(port)))
-		}
-	}
-	cfg, err := landlock.NewConfig(args...)
+	cfg, rules, err := landlockNetConfig(plan)
 	if err != nil {
-		return nil, fmt.Errorf("landlock config: %w", err)
+		return nil, err
 	}
 	for _, r := range plan.Rules {
 		if _, err := accessOf(r.Access); err != nil {

@@ -215,7 +215,7 @@ func (r *run) forward(sig syscall.Signal) {
 
 // onStop answers a stop of the command (see answerStop).
 func (r *run) onStop(sig syscall.Signal) {
-	fg, haveTTY := terminalGroup(r.term.fd)
+	fg, haveTTY := sandbox.TerminalGroup(r.term.fd)
 	held := haveTTY && sandboxHolds(fg, r.pid, r.pid, parentOf)
 	fenceFG := haveTTY && fg == unix.Getpgrp()
 	answer, groupSig := answerStop(sig, held, fenceFG, r.stdinTTY(), haveTTY)
@@ -224,7 +224,7 @@ func (r *run) onStop(sig syscall.Signal) {
 		r.resume(!held)
 	case stopRun:
 		if held {
-			giveTerminal(r.term.fd, unix.Getpgrp())
+			sandbox.GiveTerminal(r.term.fd, unix.Getpgrp())
 		}
 		stopOwnGroup(groupSig)
 	}
@@ -240,7 +240,7 @@ func (r *run) onContinue() {
 // when withTerminal.
 func (r *run) resume(withTerminal bool) {
 	if withTerminal && !r.reaped.Load() {
-		giveTerminal(r.term.fd, r.pid)
+		sandbox.GiveTerminal(r.term.fd, r.pid)
 		r.gave = true
 	}
 	r.signal(-r.pid, unix.SIGCONT)
@@ -258,11 +258,11 @@ func (r *run) reclaim() {
 	if !r.gave {
 		return
 	}
-	fg, ok := terminalGroup(r.term.fd)
+	fg, ok := sandbox.TerminalGroup(r.term.fd)
 	if !ok || fg == unix.Getpgrp() {
 		return
 	}
 	if fg == r.pid || groupGone(fg) {
-		giveTerminal(r.term.fd, unix.Getpgrp())
+		sandbox.GiveTerminal(r.term.fd, unix.Getpgrp())
 	}
 }

@@ -5,9 +5,10 @@ package darwin
 import (
 	"errors"
 	"os"
-	"os/signal"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fence-sandbox/fence/sandbox"
 )
 
 // terminal is fence's controlling terminal, the one whose Ctrl-C and
@@ -28,46 +29,27 @@ func openTerminal() *terminal {
 		t.fd, t.close = fd, func() { unix.Close(fd) }
 	} else {
 		for fd := range 3 {
-			if _, ok := terminalGroup(fd); ok {
+			if _, ok := sandbox.TerminalGroup(fd); ok {
 				t.fd = fd
 				break
 			}
 		}
 	}
-	_, t.stdinTTY = terminalGroup(0)
+	_, t.stdinTTY = sandbox.TerminalGroup(0)
 	return t
 }
 
 // foreground reports whether fence's process group is the terminal's
 // foreground.
 func (t *terminal) foreground() bool {
-	fg, ok := terminalGroup(t.fd)
+	fg, ok := sandbox.TerminalGroup(t.fd)
 	return ok && fg == unix.Getpgrp()
-}
-
-// terminalGroup is the foreground process group of the terminal fd is;
-// ok is false when fd is not fence's controlling terminal.
-func terminalGroup(fd int) (pgrp int, ok bool) {
-	if fd < 0 {
-		return 0, false
-	}
-	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
-	return pgrp, err == nil
-}
-
-// giveTerminal makes pgrp the foreground group of the terminal fd is,
-// from a process that may be in the background (tcsetpgrp from there
-// sends the caller SIGTTOU unless it ignores it).
-func giveTerminal(fd, pgrp int) {
-	signal.Ignore(unix.SIGTTOU)
-	defer signal.Reset(unix.SIGTTOU)
-	unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, pgrp)
 }
 
 // stdinForeground reports whether fence's group is the foreground of the
 // terminal standard input is, so that the command's group is to take it.
 func stdinForeground() bool {
-	fg, ok := terminalGroup(0)
+	fg, ok := sandbox.TerminalGroup(0)
 	return ok && fg == unix.Getpgrp()
 }
 

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fence-sandbox/fence/sandbox"
 )
 
 // Job control. The command runs in a process group of its own, which
@@ -47,22 +49,6 @@ func jobPair() (child, supervisor *os.File, err error) {
 		return nil, nil, err
 	}
 	return os.NewFile(uintptr(fds[0]), "job"), os.NewFile(uintptr(fds[1]), "job"), nil
-}
-
-// terminalGroup is the foreground process group of the terminal fd is,
-// as this process's pid namespace numbers it: 0 for a group outside it.
-// ok is false when fd is not this process's controlling terminal.
-func terminalGroup(fd int) (pgrp int, ok bool) {
-	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
-	return pgrp, err == nil
-}
-
-// giveTerminal makes pgrp the foreground group of the terminal fd is,
-// from a process that may be in the background.
-func giveTerminal(fd, pgrp int) {
-	signal.Ignore(unix.SIGTTOU)
-	defer signal.Reset(unix.SIGTTOU)
-	unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, pgrp)
 }
 
 // pid 1's side is in pid1_linux.go.
@@ -104,14 +90,14 @@ func newSupervisorJobs(foreground bool) *supervisorJobs {
 		j.tty, j.closeTTY = fd, func() { unix.Close(fd) }
 	} else {
 		for fd := range 3 { // a /dev of its own that lacks tty
-			if _, ok := terminalGroup(fd); ok {
+			if _, ok := sandbox.TerminalGroup(fd); ok {
 				j.tty = fd
 				break
 			}
 		}
 	}
-	_, j.stdinTTY = terminalGroup(0)
-	fg, ok := terminalGroup(j.tty)
+	_, j.stdinTTY = sandbox.TerminalGroup(0)
+	fg, ok := sandbox.TerminalGroup(j.tty)
 	j.gave.Store(foreground || ok && fg == unix.Getpgrp())
 	if !signal.Ignored(unix.SIGTSTP) {
 		j.tstp = make(chan os.Signal, 1)
@@ -216,14 +202,14 @@ func (j *supervisorJobs) startFailure() (m syncMsg, ok bool) {
 // the command stopped, for SIGCONT or a terminating signal to fence to
 // end.
 func (j *supervisorJobs) onStop(sig unix.Signal, held bool) {
-	fg, tty := terminalGroup(j.tty)
+	fg, tty := sandbox.TerminalGroup(j.tty)
 	ours := fg == unix.Getpgrp()
 	if (sig == unix.SIGTTIN || sig == unix.SIGTTOU) && (held || ours && j.stdinTTY) {
 		j.sendContinue(true)
 		return
 	}
 	if held {
-		giveTerminal(j.tty, unix.Getpgrp())
+		sandbox.GiveTerminal(j.tty, unix.Getpgrp())
 	}
 	if !tty {
 		return
@@ -313,7 +299,7 @@ func readProcIDs(pid int) (procIDs, bool) {
 // continue the command, with the terminal when fence's group has it.
 func (j *supervisorJobs) onContinue() {
 	j.init.Signal(unix.SIGCONT)
-	fg, _ := terminalGroup(j.tty)
+	fg, _ := sandbox.TerminalGroup(j.tty)
 	j.sendContinue(fg == unix.Getpgrp() && j.stdinTTY)
 }
 
@@ -338,11 +324,11 @@ func (j *supervisorJobs) reclaim() {
 	if !j.gave.Load() {
 		return
 	}
-	fg, ok := terminalGroup(j.tty)
+	fg, ok := sandbox.TerminalGroup(j.tty)
 	if !ok || fg == unix.Getpgrp() {
 		return
 	}
 	if err := unix.Kill(-fg, 0); errors.Is(err, unix.ESRCH) {
-		giveTerminal(j.tty, unix.Getpgrp())
+		sandbox.GiveTerminal(j.tty, unix.Getpgrp())
 	}
 }

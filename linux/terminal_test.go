@@ -203,6 +203,9 @@ func TestJobControl(t *testing.T) {
 				sh.send("fg\n")
 				sh.expect("fg\r\n")
 				sh.expect("sleep 1000001'\r\n") // the shell names the job it continues
+				// bash names the job before it gives it the terminal and
+				// continues it: a Ctrl-C before then is bash's own.
+				waitRunning(t, "sleep\x001000001\x00")
 				sh.send("\x03")
 				sh.expectResending("rc=130", "echo rc=$?\n")
 				assertNoProcess(t, "1000001")
@@ -323,15 +326,18 @@ func TestStopWithStdinNotTerminal(t *testing.T) {
 					"echo in | $F -- sh -c 'read l; echo waiting-$l; exec sleep $((2000000+%d))'\n",
 				} {
 					marker := fmt.Sprint(2000000 + 10*u.uid + i)
+					// The sleep's own argv: fence's command line holds
+					// the number too when the sum is the first term.
+					sleep := "sleep\x00" + marker + "\x00"
 					sh.send(fmt.Sprintf(line, 10*u.uid+i))
 					sh.expect("waiting")
-					waitRunning(t, marker) // a stop before the exec would stop sh
+					waitRunning(t, sleep) // a stop before the exec would stop sh
 					sh.send("\x1a")
 					sh.expect("Stopped")
-					waitStopped(t, marker)
+					waitStopped(t, sleep)
 					sh.send("fg\n")
 					sh.expect("fg\r\n")
-					waitRunning(t, marker)
+					waitRunning(t, sleep)
 					sh.send("\x03")
 					sh.expectResending("rc=130", "echo rc=$?\n")
 					assertNoProcess(t, marker)

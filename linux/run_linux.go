@@ -211,6 +211,9 @@ func superviseThen(w *wire, ended func(), stderr io.Writer) (int, error) {
 	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
 	stagetime.Mark("supervise")
+	if err := dumpableForClone(); err != nil {
+		return 0, err
+	}
 	child, err := startChild(w)
 	if err != nil {
 		return 0, err

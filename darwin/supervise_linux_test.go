@@ -240,6 +240,9 @@ func TestRunnerJobControl(t *testing.T) {
 	tm.send("fg\n")
 	tm.expect("fg\r\n")
 	tm.expect("sleep 1000002'\r\n")
+	// bash names the job before it gives it the terminal and continues
+	// it: a Ctrl-C before then is bash's own.
+	continued(t, "sleep\x001000002\x00")
 	tm.send("\x03")
 	tm.expect("rc=130", "echo rc=$?\n")
 	noProcess(t, "1000002")
@@ -382,4 +385,26 @@ func waitStopped(t *testing.T, marker string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("no stopped process of %q", marker)
+}
+
+// continued waits until a process whose command line holds marker runs
+// (is not stopped).
+func continued(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second) // only a guard
+	for time.Now().Before(deadline) {
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, p := range procs {
+			b, err := os.ReadFile(p)
+			if err != nil || !bytes.Contains(b, []byte(marker)) {
+				continue
+			}
+			stat, err := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
+			if i := bytes.LastIndexByte(stat, ')'); err == nil && i > 0 && i+2 < len(stat) && stat[i+2] != 'T' {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no process with %q in its command line went on", marker)
 }
